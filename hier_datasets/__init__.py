@@ -1,0 +1,11 @@
+"""hier_datasets: hierarchical disentanglement benchmarks as TensorFlow Datasets.
+
+Importing the package registers the TFDS builders (``chopsticks``, ``spaceshapes``)
+so that ``tfds.load("chopsticks/depth2_either")`` works; TensorFlow itself is only
+imported when a dataset is built or loaded.
+"""
+from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_datasets.ground_truth import GroundTruth, available, ground_truth
+from hier_datasets import chopsticks, spaceshapes  # noqa: F401  (register the families)
+
+__all__ = ["Categorical", "Group", "Hierarchy", "GroundTruth", "available", "ground_truth"]

@@ -1,0 +1,4 @@
+"""Chopsticks: the generator (pure numpy) and its TFDS builder."""
+from hier_datasets.chopsticks.generator import VARIANTS, Chopsticks, chopsticks_hierarchy, level_start
+
+__all__ = ["VARIANTS", "Chopsticks", "chopsticks_hierarchy", "level_start"]
