@@ -51,6 +51,8 @@ class GroundTruth(abc.ABC):
     signed: bool = False
     #: draw path counts in exact proportion (with random remainder) instead of i.i.d.
     stratified: bool = False
+    #: extra per-example labels written by the builders: name -> (shape, dtype)
+    label_specs: dict = {}
 
     @property
     def factor_names(self) -> tuple[str, ...]:
@@ -154,6 +156,18 @@ class GroundTruth(abc.ABC):
                 f"allowed {what} in [{self.low[col]:g}, {self.high[col]:g}]"
             )
         return arr
+
+    def metadata(self) -> dict:
+        """What a TFDS builder stores in ``info.metadata`` (JSON-serialisable)."""
+        return {
+            "factor_names": list(self.factor_names),
+            "hierarchy": self.hierarchy.to_json(),
+            "path_names": list(self.hierarchy.path_names),
+        }
+
+    def extra_labels(self, factors: np.ndarray) -> dict[str, np.ndarray]:
+        """Arrays for ``label_specs``, stored beside factors, active and path."""
+        return {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, factors={list(self.factor_names)})"

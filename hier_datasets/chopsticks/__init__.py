@@ -2,3 +2,6 @@
 from hier_datasets.chopsticks.generator import VARIANTS, Chopsticks, chopsticks_hierarchy, level_start
 
 __all__ = ["VARIANTS", "Chopsticks", "chopsticks_hierarchy", "level_start"]
+from hier_datasets.chopsticks.builder import ChopsticksBuilder  # noqa: E402  (registers "chopsticks")
+
+__all__ += ["ChopsticksBuilder"]

@@ -2,3 +2,6 @@
 from hier_datasets.spaceshapes.generator import HIERARCHY, SHAPES, Spaceshapes, render
 
 __all__ = ["HIERARCHY", "SHAPES", "Spaceshapes", "render"]
+from hier_datasets.spaceshapes.builder import SpaceshapesBuilder  # noqa: E402  (registers "spaceshapes")
+
+__all__ += ["SpaceshapesBuilder"]

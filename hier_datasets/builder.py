@@ -1,0 +1,90 @@
+"""The TFDS builder shared by every hierbench dataset.
+
+A builder is thin: it asks the dataset's :class:`~hier_datasets.GroundTruth` for
+factors and observations and writes them with their labels. Each split is drawn
+from its own fixed seed (a CRC32 of ``family/config/split``) in one process, so the
+same version and config give the same bytes on every machine.
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import numpy as np
+import tensorflow_datasets as tfds
+
+from hier_datasets.ground_truth import GroundTruth, ground_truth
+
+#: rows rendered at a time while writing a split
+CHUNK = 2048
+
+
+@dataclasses.dataclass(eq=False)
+class HierarchicalConfig(tfds.core.BuilderConfig):
+    """A dataset config: split sizes and keyword options for the ground truth."""
+
+    train_size: int = 0
+    test_size: int = 0
+    options: dict = dataclasses.field(default_factory=dict)
+
+
+def split_seed(family: str, config: str, split: str) -> int:
+    """The fixed seed of one split of one config."""
+    return zlib.crc32(f"{family}/{config}/{split}".encode())
+
+
+class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
+    """Base builder: features ``<observation>``, ``factors``, ``active``, ``path``.
+
+    Subclasses set ``FAMILY`` (the :func:`ground_truth` family), ``VERSION``,
+    ``BUILDER_CONFIGS`` of :class:`HierarchicalConfig` and the citation.
+    """
+
+    FAMILY: str = ""
+    CITATION: str = ""
+    HOMEPAGE: str = ""
+
+    @property
+    def ground_truth(self) -> GroundTruth:
+        """The generative process that this builder writes."""
+        cfg = self.builder_config
+        return ground_truth(f"{self.FAMILY}/{cfg.name}", **cfg.options)
+
+    def _info(self) -> tfds.core.DatasetInfo:
+        gt = self.ground_truth
+        k = gt.num_factors
+        if gt.observation_dtype == np.uint8 and len(gt.observation_shape) == 3:
+            observation = tfds.features.Image(shape=gt.observation_shape)
+        else:
+            observation = tfds.features.Tensor(shape=gt.observation_shape, dtype=gt.observation_dtype)
+        features = {
+            gt.observation_name: observation,
+            "factors": tfds.features.Tensor(shape=(k,), dtype=np.float32),
+            "active": tfds.features.Tensor(shape=(k,), dtype=np.bool_),
+            "path": tfds.features.Scalar(dtype=np.int64),
+        }
+        for name, (shape, dtype) in gt.label_specs.items():
+            features[name] = tfds.features.Tensor(shape=shape, dtype=dtype)
+        return self.dataset_info_from_configs(
+            features=tfds.features.FeaturesDict(features),
+            supervised_keys=(gt.observation_name, "factors"),
+            homepage=self.HOMEPAGE,
+            citation=self.CITATION,
+            metadata=tfds.core.MetadataDict(gt.metadata()),
+        )
+
+    def _split_generators(self, dl_manager):
+        cfg = self.builder_config
+        return {"train": self._generate_examples("train", cfg.train_size), "test": self._generate_examples("test", cfg.test_size)}
+
+    def _generate_examples(self, split: str, size: int):
+        gt = self.ground_truth
+        rng = np.random.default_rng(split_seed(self.FAMILY, self.builder_config.name, split))
+        factors = gt.sample_factors(size, rng)
+        labels = {"active": gt.active(factors), "path": gt.paths(factors), **gt.extra_labels(factors)}
+        for lo in range(0, size, CHUNK):
+            obs = gt.observations_from_factors(factors[lo : lo + CHUNK], rng)
+            for i, x in enumerate(obs, start=lo):
+                example = {gt.observation_name: x, "factors": factors[i]}
+                example.update({name: values[i] for name, values in labels.items()})
+                yield i, example

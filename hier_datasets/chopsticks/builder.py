@@ -1,0 +1,38 @@
+"""TFDS builder ``chopsticks``: the eight configs of the paper, 90,000 / 10,000 examples."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import tensorflow_datasets as tfds
+
+from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
+from hier_datasets.chopsticks.generator import VARIANTS
+
+_HERE = Path(__file__).parent
+_DESCRIPTIONS = {
+    "slope": "every segment adds a slope",
+    "inter": "every segment adds an intercept",
+    "both": "every segment adds a slope and an intercept",
+    "either": "every segment adds a slope or an intercept",
+}
+
+
+class ChopsticksBuilder(HierarchicalBuilder):
+    """Chopsticks: 64-point piecewise-linear series with hierarchical segments."""
+
+    name = "chopsticks"
+    FAMILY = "chopsticks"
+    VERSION = tfds.core.Version("1.0.0")
+    RELEASE_NOTES = {"1.0.0": "First release."}
+    BUILDER_CONFIGS = [
+        HierarchicalConfig(
+            name=f"depth{depth}_{variant}",
+            description=f"Up to {depth} segments; {_DESCRIPTIONS[variant]}.",
+            train_size=90_000,
+            test_size=10_000,
+        )
+        for depth, variant in itertools.product((2, 3), VARIANTS)
+    ]
+    DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
+    CITATION = (_HERE / "CITATIONS.bib").read_text()

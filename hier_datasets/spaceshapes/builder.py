@@ -1,0 +1,28 @@
+"""TFDS builder ``spaceshapes``: 54,000 / 6,000 binary 64x64 images."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import tensorflow_datasets as tfds
+
+from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
+
+_HERE = Path(__file__).parent
+
+
+class SpaceshapesBuilder(HierarchicalBuilder):
+    """Spaceshapes: moons, stars and ships with shape-dependent factors."""
+
+    name = "spaceshapes"
+    FAMILY = "spaceshapes"
+    VERSION = tfds.core.Version("1.0.0")
+    RELEASE_NOTES = {"1.0.0": "First release."}
+    BUILDER_CONFIGS = [
+        HierarchicalConfig(
+            name="default",
+            description="20,000 moons, 20,000 stars, 10,000 ships without and 10,000 with a jet.",
+            train_size=54_000,
+            test_size=6_000,
+        )
+    ]
+    CITATION = (_HERE / "CITATIONS.bib").read_text()
