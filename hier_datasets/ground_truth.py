@@ -142,7 +142,7 @@ class GroundTruth(abc.ABC):
             row, col = np.argwhere(stray)[0]
             raise ValueError(
                 f"factors row {row}: {self.factor_names[col]!r} is inactive on this path and must be 0, "
-                f"got {arr[row, col]!r}"
+                f"got {arr[row, col]:g}"
             )
         cont = active & ~self.hierarchy.is_categorical
         mag = np.abs(arr) if self.signed else arr
@@ -152,7 +152,7 @@ class GroundTruth(abc.ABC):
             row, col = np.argwhere(bad)[0]
             what = "|value|" if self.signed else "value"
             raise ValueError(
-                f"factors row {row}: {self.factor_names[col]!r} is {arr[row, col]!r}, out of range; "
+                f"factors row {row}: {self.factor_names[col]!r} is {arr[row, col]:g}, out of range; "
                 f"allowed {what} in [{self.low[col]:g}, {self.high[col]:g}]"
             )
         return arr

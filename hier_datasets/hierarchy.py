@@ -258,7 +258,7 @@ class Hierarchy:
                 ok = all(row[c] == k for c, k in self.conditions[d])
                 if ok and not (row[d] == int(row[d]) and 0 <= row[d] < self.num_options[d]):
                     raise ValueError(
-                        f"values row {bad[0]}: categorical {self.names[d]!r} is {row[d]!r}, "
+                        f"values row {bad[0]}: categorical {self.names[d]!r} is {row[d]:g}, "
                         f"allowed option indices are 0..{self.num_options[d] - 1}"
                     )
         return out
