@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
+from pathlib import Path
 
 import numpy as np
 import tensorflow_datasets as tfds
@@ -21,11 +22,36 @@ CHUNK = 2048
 
 @dataclasses.dataclass(eq=False)
 class HierarchicalConfig(tfds.core.BuilderConfig):
-    """A dataset config: split sizes and keyword options for the ground truth."""
+    """A dataset config: split sizes and keyword options for the ground truth.
+
+    ``process`` names the ground-truth config (``family/process``) when it differs
+    from the config's own name, as for the resized configs of :func:`sized_config`.
+    """
 
     train_size: int = 0
     test_size: int = 0
     options: dict = dataclasses.field(default_factory=dict)
+    process: str = ""
+
+
+def sized_config(process: str, train_size: int, test_size: int) -> HierarchicalConfig:
+    """A config of the same process with other split sizes, e.g. for quick experiments.
+
+    It is named ``{process}_{train_size}_{test_size}`` so that it never shares a
+    folder with the full-size config::
+
+        tfds.builder("chopsticks", config=sized_config("depth2_either", 1000, 200))
+    """
+    for name, value in (("train_size", train_size), ("test_size", test_size)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return HierarchicalConfig(
+        name=f"{process}_{train_size}_{test_size}",
+        description=f"{process} with {train_size} / {test_size} examples.",
+        train_size=train_size,
+        test_size=test_size,
+        process=process,
+    )
 
 
 def split_seed(family: str, config: str, split: str) -> int:
@@ -48,7 +74,25 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
     def ground_truth(self) -> GroundTruth:
         """The generative process that this builder writes."""
         cfg = self.builder_config
-        return ground_truth(f"{self.FAMILY}/{cfg.name}", **cfg.options)
+        return ground_truth(f"{self.FAMILY}/{self._process}", **cfg.options)
+
+    @property
+    def _process(self) -> str:
+        return self.builder_config.process or self.builder_config.name
+
+    def download_and_prepare(self, *args, **kwargs):
+        """Build the dataset; after a failure no folder of this config is left behind.
+
+        TFDS writes into a temporary folder that it renames on success and deletes
+        on failure; this also removes the config folder that it leaves empty.
+        """
+        try:
+            return super().download_and_prepare(*args, **kwargs)
+        except BaseException:
+            config_dir = Path(self.data_dir).parent
+            if config_dir.is_dir() and not any(config_dir.iterdir()):
+                config_dir.rmdir()
+            raise
 
     def _info(self) -> tfds.core.DatasetInfo:
         gt = self.ground_truth
@@ -79,7 +123,7 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
 
     def _generate_examples(self, split: str, size: int):
         gt = self.ground_truth
-        rng = np.random.default_rng(split_seed(self.FAMILY, self.builder_config.name, split))
+        rng = np.random.default_rng(split_seed(self.FAMILY, self._process, split))
         factors = gt.sample_factors(size, rng)
         labels = {"active": gt.active(factors), "path": gt.paths(factors), **gt.extra_labels(factors)}
         for lo in range(0, size, CHUNK):
