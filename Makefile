@@ -30,7 +30,7 @@ test-all: setup
 	$(BIN)/python -m pytest -q -m ""
 
 demo: setup
-	$(BIN)/python -m hier_datasets.summary chopsticks/depth2_either spaceshapes
+	$(BIN)/hierbench build chopsticks/depth2_either spaceshapes
 
 bench: setup
 	$(BIN)/python benchmarks/generation.py
