@@ -40,6 +40,17 @@ def test_import_does_not_load_tensorflow():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_this_module_passes_without_tensorflow():
+    """Run the other tests of this file in a fresh interpreter and check TF never loaded."""
+    code = (
+        "import sys, pytest\n"
+        f"rc = pytest.main(['-q', '--noconftest', '-p', 'no:cacheprovider', {__file__!r}, '-k', 'not tensorflow'])\n"
+        "assert rc == 0, rc\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
 def test_flat_layout_is_preorder():
     h = spaceshapes_like()
     assert h.names == ("x", "y", "shape", "phase", "shine", "angle", "jet", "jetlen")
