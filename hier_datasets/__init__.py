@@ -7,5 +7,6 @@ imported when a dataset is built or loaded.
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_datasets.ground_truth import GroundTruth, available, ground_truth
 from hier_datasets import chopsticks, spaceshapes  # noqa: F401  (register the families)
+from hier_datasets import boxhead  # noqa: F401  (registers boxhead; Open3D and PyVista load on first render)
 
 __all__ = ["Categorical", "Group", "Hierarchy", "GroundTruth", "available", "ground_truth"]

@@ -1,0 +1,284 @@
+"""Boxhead 1-3: the factors of a cube in a room whose macro-level hue drives four micro-level hues.
+
+Chen et al. (2022), appendix B.1, and SPEC.md section 3. Ten factors, in this order:
+
+==============  ==========================================  ======
+factor          distribution (before discretisation)        levels
+==============  ==========================================  ======
+``wall_hue``    U(0, 1)                                     10
+``floor_hue``   U(0, 1)                                     10
+``cube_hue``    U(0, 1)                                     10
+``scale``       U(1, 1.25)                                  10
+``azimuth``     U(-pi/6, pi/6) (radians)                    10
+``macro_hue``   Boxhead 1: cube_hue + N(0, 0.2);            7
+                Boxhead 2 and 3: U(0, 1)
+``micro_hueI``  Boxhead 1: macro_hue + U(-0.1, 0.1);        4
+(I = 1..4)      Boxhead 2: macro_hue + N(0, 0.1);
+                Boxhead 3: macro_hue + N(0, 0.2)
+==============  ==========================================  ======
+
+Every factor has its *own draw*: the value itself for a factor without a parent, the
+random offset from its parent otherwise (the dependency arrows are cube_hue ->
+macro_hue in Boxhead 1 only, and macro_hue -> each micro hue in all variants). As
+the paper says, discretisation is applied to that draw *before* the parent is added:
+the own draw's distribution is cut into equally probable slices (at its quantiles
+``k / n``) and each slice is represented by its mean, so a level is drawn with
+probability ``1 / n`` and the discrete draw keeps the continuous draw's mean. For a
+uniform draw the levels are the slice midpoints (e.g. hues ``0.05, 0.15, ..., 0.95``);
+for ``N(0, sigma)`` they are ``sigma * n * (phi(z_k) - phi(z_k+1))``. Hues then wrap
+modulo 1 (0 and 1 are the same colour).
+
+``factors`` hold the values (absolute hues, scale, azimuth in radians); ``labels``
+hold the level index of each factor's own draw (``0..n-1``), which is what the
+generative process chose independently for that factor.
+
+Images are rendered by :mod:`hier_datasets.boxhead.scene` (Open3D + PyVista), which is
+imported only when the first image is rendered.
+"""
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from statistics import NormalDist
+
+import numpy as np
+
+from hier_datasets.ground_truth import GroundTruth, register
+from hier_datasets.hierarchy import Group, Hierarchy
+
+VARIANTS = ("boxhead1", "boxhead2", "boxhead3")
+SIZE = 64
+MICRO = tuple(f"micro_hue{i}" for i in range(1, 5))
+FACTOR_NAMES = ("wall_hue", "floor_hue", "cube_hue", "scale", "azimuth", "macro_hue") + MICRO
+HUES = ("wall_hue", "floor_hue", "cube_hue", "macro_hue") + MICRO
+HIERARCHY = Hierarchy(Group(FACTOR_NAMES))
+#: factor groups of the split (macro / micro) DCI, SPEC.md section 3
+MACRO_FACTORS = ("floor_hue", "wall_hue", "cube_hue", "azimuth", "scale")
+MICRO_FACTORS = MICRO
+SCALE_RANGE = (1.0, 1.25)
+AZIMUTH_RANGE = (-math.pi / 6, math.pi / 6)
+MACRO_LEVELS, MICRO_LEVELS, OTHER_LEVELS = 7, 4, 10
+#: below this many images per worker process, rendering stays in the calling process
+MIN_IMAGES_PER_WORKER = 256
+
+
+def uniform_levels(low: float, high: float, n: int) -> np.ndarray:
+    """Means of the ``n`` equally probable slices of U(low, high): the slice midpoints."""
+    return low + (high - low) * (np.arange(n) + 0.5) / n
+
+
+def normal_levels(sigma: float, n: int) -> np.ndarray:
+    """Means of the ``n`` equally probable slices of N(0, sigma), lowest first.
+
+    The slice between the standard-normal quantiles ``z_k`` and ``z_k+1`` has mean
+    ``n * (phi(z_k) - phi(z_k+1))`` (``phi`` the density), times ``sigma``.
+    """
+    unit = NormalDist()
+    edges = [-math.inf] + [unit.inv_cdf(k / n) for k in range(1, n)] + [math.inf]
+    pdf = [0.0 if math.isinf(z) else unit.pdf(z) for z in edges]
+    return np.array([sigma * n * (pdf[k] - pdf[k + 1]) for k in range(n)])
+
+
+def hue_to_rgb(hue) -> np.ndarray:
+    """Fully saturated colours (HLS lightness 0.5, saturation 1) of hues in [0, 1], as RGB in [0, 1].
+
+    Vectorised ``colorsys.hls_to_rgb(h, 0.5, 1)``; the last axis of the result is RGB.
+    """
+    h6 = 6.0 * np.mod(np.asarray(hue, dtype=np.float64), 1.0)[..., None]
+    return np.clip(np.abs(h6 - np.array([3.0, 2.0, 4.0])) * np.array([1.0, -1.0, -1.0]) + np.array([-1.0, 2.0, 2.0]), 0.0, 1.0)
+
+
+def rgb_to_hue(rgb) -> np.ndarray:
+    """Hue in [0, 1) of RGB colours (last axis), as in ``colorsys.rgb_to_hls``; grey gives 0."""
+    rgb = np.asarray(rgb, dtype=np.float64)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    hi, lo = rgb.max(axis=-1), rgb.min(axis=-1)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    h = np.where(hi == r, (g - b) / span, np.where(hi == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span))
+    return np.where(hi > lo, np.mod(h / 6.0, 1.0), 0.0)
+
+
+def dependencies(variant: str) -> tuple[tuple[str, str], ...]:
+    """The dependency arrows (parent, child) of a variant."""
+    _check_variant(variant)
+    arrows = tuple(("macro_hue", m) for m in MICRO)
+    return ((("cube_hue", "macro_hue"),) if variant == "boxhead1" else ()) + arrows
+
+
+def own_levels(variant: str) -> dict[str, np.ndarray]:
+    """For each factor, the values of its own discretised draw (offsets for dependent factors)."""
+    _check_variant(variant)
+    hue = uniform_levels(0.0, 1.0, OTHER_LEVELS)
+    levels = {
+        "wall_hue": hue,
+        "floor_hue": hue,
+        "cube_hue": hue,
+        "scale": uniform_levels(*SCALE_RANGE, OTHER_LEVELS),
+        "azimuth": uniform_levels(*AZIMUTH_RANGE, OTHER_LEVELS),
+    }
+    if variant == "boxhead1":
+        levels["macro_hue"] = normal_levels(0.2, MACRO_LEVELS)
+        micro = uniform_levels(-0.1, 0.1, MICRO_LEVELS)
+    else:
+        levels["macro_hue"] = uniform_levels(0.0, 1.0, MACRO_LEVELS)
+        micro = normal_levels(0.1 if variant == "boxhead2" else 0.2, MICRO_LEVELS)
+    levels.update({m: micro for m in MICRO})
+    return {name: levels[name] for name in FACTOR_NAMES}
+
+
+def _check_variant(variant) -> None:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown boxhead config {variant!r}; available configs: {list(VARIANTS)}")
+
+
+def _check_workers(workers) -> int:
+    if workers is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer or None (one per available core), got {workers!r}")
+    return int(workers)
+
+
+class Boxhead(GroundTruth):
+    """The Boxhead generative process of one variant.
+
+    Args:
+      variant: ``"boxhead1"``, ``"boxhead2"`` or ``"boxhead3"``.
+      workers: processes that render images (``None``: one per available core).
+        Each process builds the scene once and renders a contiguous slice of every
+        batch; the images do not depend on the number of processes. Batches smaller
+        than ``MIN_IMAGES_PER_WORKER`` images per process are rendered in the calling
+        process. Call :meth:`close` (or use ``with``) to stop the processes early;
+        they also stop when the object is garbage-collected or Python exits.
+    """
+
+    hierarchy = HIERARCHY
+    observation_name = "image"
+    observation_shape = (SIZE, SIZE, 3)
+    observation_dtype = np.uint8
+    label_specs = {"labels": ((len(FACTOR_NAMES),), np.int64)}
+
+    def __init__(self, variant: str = "boxhead1", workers: int | None = None):
+        _check_variant(variant)
+        self.variant = variant
+        self.name = f"boxhead/{variant}"
+        self.workers = _check_workers(workers)
+        self.levels = own_levels(variant)
+        self.num_levels = np.array([len(self.levels[n]) for n in FACTOR_NAMES])
+        self.parent = np.full(len(FACTOR_NAMES), -1)
+        for parent, child in dependencies(variant):
+            self.parent[FACTOR_NAMES.index(child)] = FACTOR_NAMES.index(parent)
+        self.circular = np.array([n in HUES for n in FACTOR_NAMES])
+        self.low = np.array([{"scale": SCALE_RANGE[0], "azimuth": AZIMUTH_RANGE[0]}.get(n, 0.0) for n in FACTOR_NAMES])
+        self.high = np.array([{"scale": SCALE_RANGE[1], "azimuth": AZIMUTH_RANGE[1]}.get(n, 1.0) for n in FACTOR_NAMES])
+        self._pool = None
+        self._pool_finalizer = None
+
+    @property
+    def path_probabilities(self) -> np.ndarray:
+        return np.ones(1)
+
+    # ---------------------------------------------------------------- sampling
+    def _continuous_values(self, n, rng):
+        """Draw every factor's level, then add parents in column order (parents come first)."""
+        draws = rng.integers(0, self.num_levels, size=(n, len(FACTOR_NAMES)))
+        values = np.empty((n, len(FACTOR_NAMES)))
+        for d, name in enumerate(FACTOR_NAMES):
+            values[:, d] = self.levels[name][draws[:, d]]
+            if self.parent[d] >= 0:
+                values[:, d] += values[:, self.parent[d]]
+            if self.circular[d]:
+                # wrap, and keep a float32 copy off 1.0 (the same colour as 0.0)
+                values[:, d] = np.mod(values[:, d], 1.0)
+                values[np.float32(values[:, d]) >= 1.0, d] = 0.0
+        return values
+
+    def labels(self, factors) -> np.ndarray:
+        """(n, 10) int64: the level index of each factor's own draw.
+
+        Raises ValueError naming the factor when a value is not one of its levels
+        (within 1e-4; hues compared modulo 1).
+        """
+        arr = self.validate_factors(factors)
+        out = np.empty(arr.shape, dtype=np.int64)
+        for d, name in enumerate(FACTOR_NAMES):
+            own = arr[:, d] - (arr[:, self.parent[d]] if self.parent[d] >= 0 else 0.0)
+            diff = own[:, None] - self.levels[name][None, :]
+            if self.circular[d]:
+                diff = np.mod(diff + 0.5, 1.0) - 0.5
+            out[:, d] = np.argmin(np.abs(diff), axis=1)
+            err = np.abs(diff[np.arange(len(arr)), out[:, d]])
+            if err.size and err.max() > 1e-4:
+                row = int(np.argmax(err))
+                what = f"offset from {FACTOR_NAMES[self.parent[d]]!r}" if self.parent[d] >= 0 else "value"
+                raise ValueError(
+                    f"factors row {row}: {name!r} has {what} {own[row]:g}, not one of its {self.variant} "
+                    f"levels {np.round(self.levels[name], 4).tolist()}"
+                )
+        return out
+
+    def extra_labels(self, factors):
+        return {"labels": self.labels(factors)}
+
+    def metadata(self) -> dict:
+        meta = super().metadata()
+        meta.update(
+            {
+                "dependencies": [list(arrow) for arrow in dependencies(self.variant)],
+                "macro_factors": list(MACRO_FACTORS),
+                "micro_factors": list(MICRO_FACTORS),
+                "num_levels": {n: int(k) for n, k in zip(FACTOR_NAMES, self.num_levels)},
+                "level_values": {n: [float(v) for v in self.levels[n]] for n in FACTOR_NAMES},
+                "labels": "level index of each factor's own draw: its value, or its offset from the parent "
+                "in 'dependencies'; hues wrap modulo 1; azimuth in radians",
+            }
+        )
+        return meta
+
+    # ---------------------------------------------------------------- rendering
+    def _observations(self, factors, rng):
+        from hier_datasets.boxhead import scene
+
+        parts = min(self.workers, len(factors) // MIN_IMAGES_PER_WORKER)
+        if parts <= 1:
+            return scene.render(factors)
+        slices = np.array_split(factors, parts)
+        return np.concatenate(list(self._executor().map(scene.render, slices)))
+
+    def _executor(self):
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn: a fresh interpreter per worker, never a fork of a process holding a GL context
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool_finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the rendering processes (a later render starts them again)."""
+        if self._pool_finalizer is not None:
+            self._pool_finalizer()
+        self._pool = self._pool_finalizer = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_pool"] = state["_pool_finalizer"] = None
+        return state
+
+
+def _from_config(config: str | None, **kwargs) -> Boxhead:
+    unknown = sorted(set(kwargs) - {"workers"})
+    if unknown:
+        raise ValueError(f"boxhead takes only the option 'workers', got {unknown}")
+    return Boxhead(config or "boxhead1", **kwargs)
+
+
+register("boxhead", _from_config)
