@@ -1,0 +1,44 @@
+"""hier_metrics: disentanglement metrics for flat and hierarchical representations.
+
+Every metric works on numpy arrays (rows = examples) and never imports TensorFlow, so
+codes from any framework can be scored against the ground truth::
+
+    import hier_metrics
+    scores = hier_metrics.r4(factors, codes)            # {"score": ..., "per_factor": ...}
+    all_scores = hier_metrics.evaluate_arrays(factors, codes)
+
+Hierarchical metrics (Ross & Doshi-Velez 2021): :func:`r4`, :func:`r4c`,
+:func:`h_error`, :func:`purity`, :func:`coverage`. Baselines with disentanglement_lib's
+definitions: :func:`dci` (and :func:`dci_split` over factor groups), :func:`mig`,
+:func:`sap`, :func:`factor_vae_score`, :func:`beta_vae_score`. Symmetry-based:
+:func:`lsbd`. All at once: :func:`evaluate`, :func:`evaluate_arrays`.
+"""
+from hier_metrics.dci import dci, dci_from_importance, dci_split, importance_matrix
+from hier_metrics.evaluate import evaluate, evaluate_arrays
+from hier_metrics.interventional import beta_vae_score, factor_vae_score
+from hier_metrics.lsbd import lsbd
+from hier_metrics.mig import mig
+from hier_metrics.paths import coverage, h_error, purity
+from hier_metrics.r4 import r4, r4_matrix, r4c
+from hier_metrics.sap import sap, sap_matrix
+
+__all__ = [
+    "beta_vae_score",
+    "coverage",
+    "dci",
+    "dci_from_importance",
+    "dci_split",
+    "evaluate",
+    "evaluate_arrays",
+    "factor_vae_score",
+    "h_error",
+    "importance_matrix",
+    "lsbd",
+    "mig",
+    "purity",
+    "r4",
+    "r4_matrix",
+    "r4c",
+    "sap",
+    "sap_matrix",
+]

@@ -1,0 +1,121 @@
+"""Input checks shared by the metrics.
+
+Every public metric validates its arguments before doing any work and raises a
+``ValueError`` that names the offending argument.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+#: integer-valued columns with at most this many distinct values count as categorical
+#: when ``categorical="auto"``
+MAX_AUTO_CATEGORIES = 20
+
+
+def check_array(x, name: str, *, min_rows: int = 2, dtype=np.float64) -> np.ndarray:
+    """``x`` as a finite 2-D float array with at least ``min_rows`` rows and one column."""
+    try:
+        arr = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a numeric array, got {type(x).__name__}: {err}") from None
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (rows = examples, columns = variables), got {arr.ndim}-D "
+            f"shape {arr.shape}; reshape a single variable with x.reshape(-1, 1)"
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape})")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} rows (examples), got {arr.shape[0]}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})")
+    return arr
+
+
+def check_mask(mask, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """A boolean (n, k) mask of exactly ``shape``."""
+    arr = np.asarray(mask)
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape} (one flag per example and variable), got {arr.shape}")
+    if arr.dtype != bool:
+        if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
+            raise ValueError(f"{name} must be boolean (or 0/1), got dtype {arr.dtype}")
+        arr = arr.astype(bool)
+    return arr
+
+
+def check_same_rows(**arrays) -> int:
+    """The common number of rows of the named arrays."""
+    rows = {name: np.shape(a)[0] for name, a in arrays.items()}
+    if len(set(rows.values())) > 1:
+        detail = ", ".join(f"{name} has {n}" for name, n in rows.items())
+        raise ValueError(f"arguments must have the same number of rows (examples): {detail}")
+    return next(iter(rows.values()))
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
+    """A numpy Generator from an integer seed or a Generator (used as is)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"{name} must be a non-negative integer or a numpy Generator, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise ValueError(f"{name} must be an integer seed or a numpy Generator, got {random_state!r}")
+
+
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_fraction(value, name: str) -> float:
+    if not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def resolve_categorical(values: np.ndarray, categorical, name: str, *, active=None) -> np.ndarray:
+    """Boolean mask of the categorical columns of ``values``.
+
+    ``categorical`` is ``"auto"`` (integer-valued columns with at most
+    ``MAX_AUTO_CATEGORIES`` distinct values, looking only at ``active`` entries when
+    given), a boolean mask, a sequence of column indices, or an object with an
+    ``is_categorical`` mask (a ``Hierarchy``). Categorical columns must hold
+    non-negative integers.
+    """
+    k = values.shape[1]
+    if isinstance(categorical, str):
+        if categorical != "auto":
+            raise ValueError(f"categorical must be 'auto', a boolean mask or column indices, got {categorical!r}")
+        mask = np.zeros(k, dtype=bool)
+        for j in range(k):
+            col = values[:, j] if active is None else values[active[:, j], j]
+            if col.size and np.all(col == np.round(col)) and np.all(col >= 0):
+                mask[j] = np.unique(col).size <= MAX_AUTO_CATEGORIES
+        return mask
+    if hasattr(categorical, "is_categorical"):
+        categorical = np.asarray(categorical.is_categorical)
+    arr = np.asarray(categorical)
+    if arr.dtype == bool:
+        if arr.shape != (k,):
+            raise ValueError(f"categorical mask must have one flag per column of {name} ({k}), got shape {arr.shape}")
+        mask = arr.copy()
+    else:
+        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(f"categorical must be 'auto', a boolean mask or column indices, got {categorical!r}")
+        if arr.size and (arr.min() < -k or arr.max() >= k):
+            raise ValueError(f"categorical column indices must be in [0, {k}) for {name}, got {arr.tolist()}")
+        mask = np.zeros(k, dtype=bool)
+        mask[arr.astype(np.int64)] = True
+    for j in np.flatnonzero(mask):
+        col = values[:, j]
+        if not np.all(col == np.round(col)) or np.any(col < 0):
+            raise ValueError(
+                f"{name} column {j} is marked categorical but holds values other than non-negative integers"
+            )
+    return mask

@@ -1,0 +1,226 @@
+"""One call for every metric, in the disentanglement_lib manner: over a registered
+dataset with a representation function, or over arrays of factors and codes."""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from hier_metrics._validation import check_array, check_mask, check_positive_int, check_random_state, check_same_rows
+from hier_metrics.dci import dci, dci_split
+from hier_metrics.interventional import _encode, beta_vae_score, factor_vae_score
+from hier_metrics.mig import mig
+from hier_metrics.r4 import r4, r4c
+from hier_metrics.sap import sap
+
+__all__ = ["evaluate", "evaluate_arrays", "ARRAY_METRICS", "INTERVENTIONAL_METRICS"]
+
+#: metrics computed from (factors, codes) arrays, in the order they are run
+ARRAY_METRICS = ("r4", "r4c", "dci", "dci_split", "mig", "sap")
+#: metrics that need the generative process and a representation function
+INTERVENTIONAL_METRICS = ("factor_vae", "beta_vae")
+_ALL = ARRAY_METRICS + INTERVENTIONAL_METRICS
+
+
+def _seeds(random_state) -> dict[str, int]:
+    """One seed per metric (and the data), independent of which metrics are selected."""
+    rng = check_random_state(random_state)
+    values = rng.integers(2**31 - 1, size=len(_ALL) + 1)
+    return dict(zip(("data",) + _ALL, (int(v) for v in values)))
+
+
+def _select(metrics, allowed: Sequence[str], code_hierarchy, factor_groups) -> list[str]:
+    """The metrics to run, in ``allowed`` order; by default every one that applies."""
+    if metrics is None:
+        chosen = [
+            m for m in allowed
+            if (m != "r4c" or code_hierarchy is not None) and (m != "dci_split" or factor_groups is not None)
+        ]
+    else:
+        chosen = [metrics] if isinstance(metrics, str) else list(metrics)
+    unknown = [m for m in chosen if m not in allowed]
+    if unknown:
+        raise ValueError(f"unknown metrics {unknown}; choose from {list(allowed)}")
+    if "r4c" in chosen and code_hierarchy is None:
+        raise ValueError("metric 'r4c' needs code_hierarchy")
+    if "dci_split" in chosen and factor_groups is None:
+        raise ValueError("metric 'dci_split' needs factor_groups")
+    return [m for m in allowed if m in chosen]
+
+
+def _options(metric_options, name: str) -> dict:
+    if metric_options is None:
+        return {}
+    if not isinstance(metric_options, Mapping):
+        raise ValueError("metric_options must map metric names to keyword dicts")
+    unknown = set(metric_options) - set(_ALL)
+    if unknown:
+        raise ValueError(f"metric_options has unknown metrics {sorted(unknown)}; choose from {list(_ALL)}")
+    return dict(metric_options.get(name, {}))
+
+
+def _flatten(prefix: str, result: Mapping, out: dict) -> None:
+    for key, value in result.items():
+        name = f"{prefix}_{key}"
+        if isinstance(value, Mapping):
+            _flatten(name, value, out)
+        elif isinstance(value, np.ndarray):
+            out[name] = value.tolist()
+        else:
+            out[name] = value
+
+
+def _run_array_metrics(
+    chosen, factors, codes, *, factor_active, code_hierarchy, categorical, factor_groups, factor_names, seeds, metric_options
+) -> dict:
+    out: dict = {}
+    for name in chosen:
+        kw = _options(metric_options, name)
+        seed = seeds[name]
+        if name == "r4":
+            res = r4(factors, codes, categorical=categorical, random_state=seed, **kw)
+            out["r4"], out["r4_per_factor"] = res["score"], res["per_factor"].tolist()
+        elif name == "r4c":
+            res = r4c(
+                factors, codes, factor_active=factor_active, code_hierarchy=code_hierarchy,
+                categorical=categorical, random_state=seed, **kw,
+            )
+            out["r4c"], out["r4c_per_factor"] = res["score"], res["per_factor"].tolist()
+        elif name == "dci":
+            _flatten("dci", dci(factors, codes, categorical=categorical, random_state=seed, **kw), out)
+        elif name == "dci_split":
+            res = dci_split(
+                factors, codes, groups=factor_groups, factor_names=factor_names,
+                categorical=categorical, random_state=seed, **kw,
+            )
+            _flatten("dci", res, out)
+        elif name == "mig":
+            out["mig"] = mig(factors, codes, categorical=categorical, **kw)["mig"]
+        elif name == "sap":
+            out["sap"] = sap(factors, codes, categorical=categorical, random_state=seed, **kw)["sap"]
+    return out
+
+
+def evaluate_arrays(
+    factors,
+    codes,
+    *,
+    factor_active=None,
+    code_hierarchy=None,
+    categorical="auto",
+    factor_groups: Mapping | None = None,
+    factor_names: Sequence[str] | None = None,
+    metrics=None,
+    metric_options: Mapping | None = None,
+    random_state=0,
+) -> dict:
+    """Every array-based metric on (factors, codes), as one flat dict.
+
+    Args:
+      factors: (n, K) ground-truth factors; codes: (n, D) learned codes.
+      factor_active: (n, K) bool activity of the factors (needed for ``r4c``; default:
+        every factor always active).
+      code_hierarchy: the codes' ``Hierarchy``; enables ``r4c``.
+      categorical: which factor columns are categorical (see :func:`hier_metrics.r4_matrix`).
+      factor_groups: named factor groups (indices, or names with ``factor_names``);
+        enables ``dci_split``.
+      metrics: names from ``ARRAY_METRICS``; default: ``r4``, ``dci``, ``mig``, ``sap``,
+        plus ``r4c`` with a code hierarchy and ``dci_split`` with factor groups.
+      metric_options: per-metric keyword arguments, e.g. ``{"dci": {"test_size": 0.5}}``.
+      random_state: integer seed or Generator; each metric gets its own derived seed,
+        so a metric's value does not depend on which other metrics run.
+
+    Returns:
+      e.g. ``{"r4": ..., "r4_per_factor": [...], "dci_disentanglement": ..., "mig": ..., "sap": ...}``.
+    """
+    factors = check_array(factors, "factors")
+    codes = check_array(codes, "codes")
+    check_same_rows(factors=factors, codes=codes)
+    chosen = _select(metrics, ARRAY_METRICS, code_hierarchy, factor_groups)
+    if factor_active is None:
+        factor_active = np.ones(factors.shape, dtype=bool)
+    factor_active = check_mask(factor_active, "factor_active", factors.shape)
+    seeds = _seeds(random_state)
+    return _run_array_metrics(
+        chosen, factors, codes, factor_active=factor_active, code_hierarchy=code_hierarchy,
+        categorical=categorical, factor_groups=factor_groups, factor_names=factor_names,
+        seeds=seeds, metric_options=metric_options,
+    )
+
+
+def evaluate(
+    representation_function: Callable,
+    dataset,
+    *,
+    metrics=None,
+    num_samples: int = 10000,
+    random_state=0,
+    code_hierarchy=None,
+    factor_groups: Mapping | None = None,
+    metric_options: Mapping | None = None,
+) -> dict:
+    """Score a representation on a registered dataset (disentanglement_lib style).
+
+    ``num_samples`` fresh samples are drawn from ``hier_datasets.ground_truth(dataset)``
+    (``dataset`` may also be a ground-truth object), encoded with
+    ``representation_function(observations) -> (m, D) array``, and scored with every
+    array metric (factor activity and categorical factors come from the dataset's
+    hierarchy); the interventional FactorVAE and beta-VAE scores use the generative
+    process directly.
+
+    Args:
+      metrics: names from ``ARRAY_METRICS + INTERVENTIONAL_METRICS``; default: all
+        that apply (``r4c`` needs ``code_hierarchy``, ``dci_split`` ``factor_groups``).
+      metric_options: per-metric keyword arguments, e.g.
+        ``{"factor_vae": {"num_train": 1000, "num_eval": 500}}``.
+
+    Returns:
+      one flat dict, keys as in :func:`evaluate_arrays` plus
+      ``factor_vae_train_accuracy``, ``factor_vae_eval_accuracy``,
+      ``factor_vae_num_active_dims``, ``beta_vae_train_accuracy``,
+      ``beta_vae_eval_accuracy``, and ``dataset``, ``num_samples``.
+    """
+    if not callable(representation_function):
+        raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")
+    num_samples = check_positive_int(num_samples, "num_samples", minimum=3)
+    if isinstance(dataset, str):
+        import hier_datasets
+
+        gt = hier_datasets.ground_truth(dataset)
+    elif callable(getattr(dataset, "sample_factors", None)):
+        gt = dataset
+    else:
+        raise ValueError(f"dataset must be a registered dataset name or a ground-truth object, got {dataset!r}")
+    seeds = _seeds(random_state)
+    chosen = _select(metrics, _ALL, code_hierarchy, factor_groups)
+    out: dict = {"dataset": getattr(gt, "name", str(dataset)), "num_samples": num_samples}
+    array_chosen = [m for m in chosen if m in ARRAY_METRICS]
+    if array_chosen:
+        data_rng = np.random.default_rng(seeds["data"])
+        factors = np.asarray(gt.sample_factors(num_samples, data_rng), dtype=np.float64)
+        codes = _encode(gt, representation_function, factors, data_rng)
+        hierarchy = getattr(gt, "hierarchy", None)
+        if hierarchy is not None:
+            active, categorical = hierarchy.activity_mask(factors), hierarchy
+        else:
+            active, categorical = np.ones(factors.shape, dtype=bool), "auto"
+        names = getattr(gt, "factor_names", None)
+        out.update(
+            _run_array_metrics(
+                array_chosen, factors, codes, factor_active=active, code_hierarchy=code_hierarchy,
+                categorical=categorical, factor_groups=factor_groups,
+                factor_names=list(names) if names is not None else None,
+                seeds=seeds, metric_options=metric_options,
+            )
+        )
+    if "factor_vae" in chosen:
+        res = factor_vae_score(
+            gt, representation_function, random_state=seeds["factor_vae"], **_options(metric_options, "factor_vae")
+        )
+        _flatten("factor_vae", res, out)
+    if "beta_vae" in chosen:
+        res = beta_vae_score(
+            gt, representation_function, random_state=seeds["beta_vae"], **_options(metric_options, "beta_vae")
+        )
+        _flatten("beta_vae", res, out)
+    return out

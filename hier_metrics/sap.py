@@ -1,0 +1,75 @@
+"""Separated attribute predictability (Kumar et al. 2018), disentanglement_lib's version."""
+from __future__ import annotations
+
+import numpy as np
+
+from hier_metrics._univariate import random_splits
+from hier_metrics._validation import (
+    check_array,
+    check_fraction,
+    check_random_state,
+    check_same_rows,
+    resolve_categorical,
+)
+
+__all__ = ["sap", "sap_matrix"]
+
+
+def _linear_r2(codes: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """(num_codes, num_factors) squared Pearson correlation; 0 where either is constant."""
+    c = codes - codes.mean(axis=0)
+    f = factors - factors.mean(axis=0)
+    cov = c.T @ f
+    var_c = np.sum(c**2, axis=0)
+    var_f = np.sum(f**2, axis=0)
+    denom = np.outer(var_c, var_f)
+    ok = (var_c[:, None] > 1e-12 * len(codes)) & (var_f[None, :] > 1e-12 * len(codes))
+    return np.where(ok, cov**2 / np.where(ok, denom, 1.0), 0.0)
+
+
+def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, random_state=0) -> np.ndarray:
+    """(num_codes, num_factors) predictability of each factor from each single code.
+
+    Continuous factors: the R^2 of a linear fit, i.e. the squared correlation, on all
+    rows. Categorical factors: the held-out accuracy of a linear SVM
+    (``LinearSVC(C=0.01, class_weight="balanced")``) on one code, with a random
+    ``test_size`` split, as disentanglement_lib does for discrete factors.
+    """
+    factors = check_array(factors, "factors", min_rows=3)
+    codes = check_array(codes, "codes", min_rows=3)
+    check_same_rows(factors=factors, codes=codes)
+    check_fraction(test_size, "test_size")
+    cat = resolve_categorical(factors, categorical, "factors")
+    rng = check_random_state(random_state)
+    scores = _linear_r2(codes, factors)
+    if cat.any():
+        from sklearn.svm import LinearSVC
+
+        train, test = next(random_splits(factors.shape[0], 1, test_size, rng))
+        for j in np.flatnonzero(cat):
+            y = factors[:, j].astype(np.int64)
+            for i in range(codes.shape[1]):
+                x = codes[:, i : i + 1]
+                if np.unique(y[train]).size < 2 or np.ptp(x[train]) == 0:
+                    scores[i, j] = 0.0
+                    continue
+                model = LinearSVC(C=0.01, class_weight="balanced", random_state=int(rng.integers(2**31 - 1)))
+                model.fit(x[train], y[train])
+                scores[i, j] = np.mean(model.predict(x[test]) == y[test])
+    return scores
+
+
+def sap(factors, codes, *, random_state=0, **options) -> dict:
+    """SAP score: mean over factors of the gap between the two most predictive codes.
+
+    ``SAP = mean_k (S_(1)k - S_(2)k)`` with S the matrix of :func:`sap_matrix`
+    (options ``categorical``, ``test_size``); the second score is 0 when there is a
+    single code. A duplicated code closes the gap, so SAP penalises it.
+
+    Returns:
+      ``{"sap": float}``.
+    """
+    scores = sap_matrix(factors, codes, random_state=random_state, **options)
+    top = np.sort(scores, axis=0)[::-1]
+    second = top[1] if top.shape[0] > 1 else np.zeros(top.shape[1])
+    return {"sap": float(np.mean(top[0] - second))}
