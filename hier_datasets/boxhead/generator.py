@@ -32,14 +32,13 @@ modulo 1 (0 and 1 are the same colour).
 hold the level index of each factor's own draw (``0..n-1``), which is what the
 generative process chose independently for that factor.
 
-Images are rendered by :mod:`hier_datasets.boxhead.scene` (Open3D + PyVista), which is
-imported only when the first image is rendered.
+Images are rendered by :mod:`hier_datasets.boxhead.scene` (Open3D + PyVista), in
+separate processes (:mod:`hier_datasets.boxhead.workers`) started on the first render.
 """
 from __future__ import annotations
 
 import math
 import os
-import weakref
 from statistics import NormalDist
 
 import numpy as np
@@ -59,7 +58,7 @@ MICRO_FACTORS = MICRO
 SCALE_RANGE = (1.0, 1.25)
 AZIMUTH_RANGE = (-math.pi / 6, math.pi / 6)
 MACRO_LEVELS, MICRO_LEVELS, OTHER_LEVELS = 7, 4, 10
-#: below this many images per worker process, rendering stays in the calling process
+#: a batch is split over at most ``len(batch) // MIN_IMAGES_PER_WORKER`` rendering processes
 MIN_IMAGES_PER_WORKER = 256
 
 
@@ -135,8 +134,10 @@ def _check_variant(variant) -> None:
 def _check_workers(workers) -> int:
     if workers is None:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer or None (one per available core), got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
+        raise ValueError(
+            f"workers must be an integer >= 0 (0: render in this process) or None (one per core), got {workers!r}"
+        )
     return int(workers)
 
 
@@ -145,12 +146,16 @@ class Boxhead(GroundTruth):
 
     Args:
       variant: ``"boxhead1"``, ``"boxhead2"`` or ``"boxhead3"``.
-      workers: processes that render images (``None``: one per available core).
-        Each process builds the scene once and renders a contiguous slice of every
-        batch; the images do not depend on the number of processes. Batches smaller
-        than ``MIN_IMAGES_PER_WORKER`` images per process are rendered in the calling
-        process. Call :meth:`close` (or use ``with``) to stop the processes early;
-        they also stop when the object is garbage-collected or Python exits.
+      workers: rendering processes (``None``: one per available core). Each is a
+        fresh interpreter that builds the scene once and renders a contiguous slice
+        of every batch; the images do not depend on the number of processes.
+        Batches of fewer than ``MIN_IMAGES_PER_WORKER`` images per process use
+        fewer processes. ``0`` renders in the calling process, which must not have
+        imported TensorFlow: Mesa's OpenGL and TensorFlow crash in one process, so
+        the TFDS builder and anything running beside TensorFlow need ``workers >= 1``.
+        The processes are shared by every Boxhead object of the calling process;
+        they start as batches need them and stop on :meth:`close` (or at the end of
+        a ``with`` block) or when Python exits.
     """
 
     hierarchy = HIERARCHY
@@ -172,8 +177,6 @@ class Boxhead(GroundTruth):
         self.circular = np.array([n in HUES for n in FACTOR_NAMES])
         self.low = np.array([{"scale": SCALE_RANGE[0], "azimuth": AZIMUTH_RANGE[0]}.get(n, 0.0) for n in FACTOR_NAMES])
         self.high = np.array([{"scale": SCALE_RANGE[1], "azimuth": AZIMUTH_RANGE[1]}.get(n, 1.0) for n in FACTOR_NAMES])
-        self._pool = None
-        self._pool_finalizer = None
 
     @property
     def path_probabilities(self) -> np.ndarray:
@@ -238,40 +241,28 @@ class Boxhead(GroundTruth):
 
     # ---------------------------------------------------------------- rendering
     def _observations(self, factors, rng):
-        from hier_datasets.boxhead import scene
+        if self.workers == 0:
+            from hier_datasets.boxhead import scene
 
-        parts = min(self.workers, len(factors) // MIN_IMAGES_PER_WORKER)
-        if parts <= 1:
             return scene.render(factors)
-        slices = np.array_split(factors, parts)
-        return np.concatenate(list(self._executor().map(scene.render, slices)))
+        from hier_datasets.boxhead import workers
 
-    def _executor(self):
-        if self._pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # spawn: a fresh interpreter per worker, never a fork of a process holding a GL context
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-            self._pool_finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
-        return self._pool
+        return workers.render(factors, max(1, min(self.workers, len(factors) // MIN_IMAGES_PER_WORKER)))
 
     def close(self) -> None:
-        """Stop the rendering processes (a later render starts them again)."""
-        if self._pool_finalizer is not None:
-            self._pool_finalizer()
-        self._pool = self._pool_finalizer = None
+        """Stop the rendering processes, which every Boxhead object of this process shares.
+
+        A later render starts them again; they also stop when Python exits.
+        """
+        from hier_datasets.boxhead import workers
+
+        workers.shutdown()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_pool"] = state["_pool_finalizer"] = None
-        return state
 
 
 def _from_config(config: str | None, **kwargs) -> Boxhead:

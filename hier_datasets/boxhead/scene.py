@@ -19,6 +19,8 @@ which Mesa's software rasteriser (llvmpipe) serves without a GPU.
 """
 from __future__ import annotations
 
+import atexit
+import gc
 import math
 import os
 import sys
@@ -97,6 +99,11 @@ class Scene:
     """The room, the cube and its squares, built once; :meth:`render` draws factor rows."""
 
     def __init__(self, size: int = SIZE):
+        if "tensorflow" in sys.modules:
+            raise RuntimeError(
+                "the Boxhead scene cannot render in a process that has imported TensorFlow (Mesa's OpenGL "
+                "and TensorFlow crash together); render in separate processes: Boxhead(workers=1) or more"
+            )
         theme = pv.themes.Theme()
         theme.multi_samples = 0
         theme.anti_aliasing = None
@@ -142,15 +149,32 @@ class Scene:
         return out
 
     def close(self) -> None:
+        """Release the render window and the VTK objects now (not at interpreter shutdown)."""
+        if self.plotter is None:
+            return
         self.plotter.close()
+        self.plotter.deep_clean()
+        self.actors.clear()
+        self._properties, self._scaled = [], []
+        self.camera = self.window = self.plotter = None
+        gc.collect()
 
 
 _SCENE: Scene | None = None
 
 
 def render(factors: np.ndarray) -> np.ndarray:
-    """Render with this process's scene, built on first use (also the worker-process entry point)."""
+    """Render with this process's scene, built on first use."""
     global _SCENE
     if _SCENE is None:
         _SCENE = Scene()
+        atexit.register(close)
     return _SCENE.render(factors)
+
+
+def close() -> None:
+    """Release this process's scene (before interpreter shutdown, which VTK objects dislike)."""
+    global _SCENE
+    if _SCENE is not None:
+        _SCENE.close()
+        _SCENE = None
