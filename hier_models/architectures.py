@@ -1,0 +1,277 @@
+"""Network architectures as data: which layers each stage of an encoder or decoder has.
+
+An :class:`ArchitectureSpec` lists the stages of a network in a tiny layer language
+(see :mod:`hier_models.networks`, which turns specs into Keras models):
+
+- ``Conv(filters, kernel, stride)``: a 'same'-padded convolution;
+- ``Up(filters, kernel, stride)``: a 'same'-padded transposed convolution;
+- ``Dense(units)``, ``Flatten()``, ``Reshape(shape)``;
+- ``Residual(filters, kernel)``: two stride-1 convolutions added to the input.
+
+Every hidden layer is followed by batch normalisation when the architecture uses it
+and then by the activation; the last layer of the decoder is linear (logits or means).
+
+Built-in architectures (``ARCHITECTURES``):
+
+- ``"mlp"``: fully connected, for 1-D observations such as 64-point series. As a
+  single-layer network: ``hidden_units`` (default 256, 256) then the head; as a
+  ladder: every stage is ``hidden_units`` (default 256). ReLU, no batch norm.
+- ``"burgess"``: Burgess et al. (2018), for 64x64xC images: four 4x4 stride-2
+  convolutions of 32 channels, FC 256, FC 256; the decoder mirrors it. ReLU, no
+  batch norm. Single-layer only.
+- ``"boxhead_small"`` / ``"boxhead_large"``: the Boxhead paper's appendix tables 1-4
+  (Chen et al.), for 64x64xC images, three stages (three ladder layers). Leaky ReLU,
+  batch norm. The large one replaces plain convolutions by 1x1 convolutions and
+  residual blocks. Lower ladder layers encode from the bottom-up features of their
+  stage with conv 128/4/2, conv 256/4/1, FC 1024 and decode through FC 1024 and an FC
+  layer to the shape of the top-down features they are concatenated with.
+
+:func:`default_architecture` picks ``"mlp"`` for 1-D inputs and, for 64x64 images,
+``"burgess"`` (single-layer models) or ``"boxhead_small"`` (ladders).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, NamedTuple
+
+from hier_models.validation import check_choice, check_units
+
+__all__ = [
+    "ARCHITECTURES",
+    "ArchitectureSpec",
+    "Conv",
+    "Dense",
+    "Flatten",
+    "Reshape",
+    "Residual",
+    "Up",
+    "architecture_spec",
+    "default_architecture",
+]
+
+
+class Conv(NamedTuple):
+    filters: int
+    kernel: int
+    stride: int
+
+
+class Up(NamedTuple):
+    filters: int
+    kernel: int
+    stride: int
+
+
+class Dense(NamedTuple):
+    units: int
+
+
+class Flatten(NamedTuple):
+    pass
+
+
+class Reshape(NamedTuple):
+    shape: tuple
+
+
+class Residual(NamedTuple):
+    filters: int
+    kernel: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ArchitectureSpec:
+    """The stages of one architecture for one observation shape.
+
+    ``encoder_stages[l]`` is the bottom-up stage h_(l+1) (the last one ends in a flat
+    feature vector); ``decoder_stages[l]`` is the top-down stage g_(l+1), the last
+    entry g_L being the first applied (from the top latent); ``output`` maps the
+    last decoder features to the observation's logits or means, its last layer
+    linear. ``ladder_encoder`` maps the features of a lower stage to a flat vector
+    and ``ladder_decoder(shape)`` maps a latent to features of ``shape``; both are
+    ``None`` for single-layer architectures.
+    """
+
+    name: str
+    input_shape: tuple
+    activation: str
+    batch_norm: bool
+    encoder_stages: tuple
+    decoder_stages: tuple
+    output: tuple
+    ladder_encoder: tuple | None = None
+    ladder_decoder: Callable[[tuple], tuple] | None = None
+
+    @property
+    def num_stages(self) -> int:
+        return len(self.encoder_stages)
+
+    @property
+    def supports_ladder(self) -> bool:
+        return self.ladder_encoder is not None
+
+
+def _image_channels(name: str, input_shape: tuple) -> int:
+    if len(input_shape) != 3 or input_shape[:2] != (64, 64):
+        raise ValueError(
+            f"input_shape {input_shape} is not supported by architecture {name!r}: "
+            "it takes 64x64 images, input_shape (64, 64, channels)"
+        )
+    return input_shape[2]
+
+
+def _mlp(input_shape, hidden_units, ladder_layers):
+    if len(input_shape) != 1:
+        raise ValueError(
+            f"input_shape {input_shape} is not supported by architecture 'mlp': it takes 1-D observations, "
+            "input_shape (length,)"
+        )
+    default = (256, 256) if ladder_layers is None else (256,)
+    units = check_units("hidden_units", default if hidden_units is None else hidden_units)
+    stage = tuple(Dense(u) for u in units)
+    num_layers = ladder_layers or 1
+    return ArchitectureSpec(
+        name="mlp",
+        input_shape=input_shape,
+        activation="relu",
+        batch_norm=False,
+        encoder_stages=(stage,) * num_layers,
+        decoder_stages=(stage,) * num_layers,
+        output=(Dense(input_shape[0]),),
+        ladder_encoder=(Dense(units[-1]),),
+        ladder_decoder=lambda shape: (Dense(math.prod(shape)), Reshape(tuple(shape))),
+    )
+
+
+def _burgess(input_shape, hidden_units, ladder_layers):
+    channels = _image_channels("burgess", input_shape)
+    encoder = (Conv(32, 4, 2),) * 4 + (Flatten(), Dense(256), Dense(256))
+    decoder = (Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32))) + (Up(32, 4, 2),) * 3
+    return ArchitectureSpec(
+        name="burgess",
+        input_shape=input_shape,
+        activation="relu",
+        batch_norm=False,
+        encoder_stages=(encoder,),
+        decoder_stages=(decoder,),
+        output=(Up(channels, 4, 2),),
+    )
+
+
+def _boxhead_ladder_parts():
+    encoder = (Conv(128, 4, 2), Conv(256, 4, 1), Flatten(), Dense(1024))
+
+    def decoder(shape):
+        return (Dense(1024), Dense(math.prod(shape)), Reshape(tuple(shape)))
+
+    return encoder, decoder
+
+
+def _boxhead_small(input_shape, hidden_units, ladder_layers):
+    channels = _image_channels("boxhead_small", input_shape)
+    encoder_stages = (
+        (Conv(64, 4, 2),),
+        (Conv(128, 4, 2),),
+        (Conv(256, 2, 2), Conv(512, 2, 2), Flatten(), Dense(1024)),
+    )
+    decoder_stages = (
+        (Up(128, 4, 2), Conv(64, 4, 1)),  # g1
+        (Conv(256, 4, 1), Up(128, 4, 2)),  # g2
+        (Dense(1024), Dense(4 * 4 * 512), Reshape((4, 4, 512)), Up(256, 4, 2)),  # g3
+    )
+    ladder_encoder, ladder_decoder = _boxhead_ladder_parts()
+    return ArchitectureSpec(
+        name="boxhead_small",
+        input_shape=input_shape,
+        activation="leaky_relu",
+        batch_norm=True,
+        encoder_stages=encoder_stages,
+        decoder_stages=decoder_stages,
+        output=(Up(channels, 4, 2),),
+        ladder_encoder=ladder_encoder,
+        ladder_decoder=ladder_decoder,
+    )
+
+
+def _boxhead_large(input_shape, hidden_units, ladder_layers):
+    channels = _image_channels("boxhead_large", input_shape)
+    encoder_stages = (
+        (Conv(64, 1, 2), Residual(64, 4)),
+        (Conv(128, 1, 2), Residual(128, 4)),
+        (Conv(256, 1, 2), Residual(256, 2), Conv(512, 2, 2), Flatten(), Dense(1024)),
+    )
+    decoder_stages = (
+        (Conv(64, 1, 1), Residual(64, 4)),  # g1
+        (Conv(128, 1, 1), Residual(128, 4), Up(64, 4, 2)),  # g2
+        (
+            Dense(1024),
+            Dense(4 * 4 * 512),
+            Reshape((4, 4, 512)),
+            Up(256, 4, 2),
+            Up(256, 1, 2),
+            Residual(256, 4),
+            Conv(128, 4, 1),
+        ),  # g3
+    )
+    ladder_encoder, ladder_decoder = _boxhead_ladder_parts()
+    return ArchitectureSpec(
+        name="boxhead_large",
+        input_shape=input_shape,
+        activation="leaky_relu",
+        batch_norm=True,
+        encoder_stages=encoder_stages,
+        decoder_stages=decoder_stages,
+        output=(Up(channels, 4, 2),),
+        ladder_encoder=ladder_encoder,
+        ladder_decoder=ladder_decoder,
+    )
+
+
+_BUILDERS = {
+    "mlp": _mlp,
+    "burgess": _burgess,
+    "boxhead_small": _boxhead_small,
+    "boxhead_large": _boxhead_large,
+}
+ARCHITECTURES = tuple(_BUILDERS)
+
+
+def default_architecture(input_shape, ladder: bool = False) -> str:
+    """``"mlp"`` for 1-D observations; ``"burgess"`` (or ``"boxhead_small"`` for a
+    ladder) for 64x64 images with any number of channels; ValueError otherwise."""
+    shape = tuple(input_shape)
+    if len(shape) == 1:
+        return "mlp"
+    if len(shape) == 3 and shape[:2] == (64, 64):
+        return "boxhead_small" if ladder else "burgess"
+    raise ValueError(
+        f"input_shape {shape} has no default architecture: expected 1-D observations (length,) "
+        "or 64x64 images (64, 64, channels)"
+    )
+
+
+def architecture_spec(name, input_shape, *, hidden_units=None, ladder_layers: int | None = None) -> ArchitectureSpec:
+    """The stages of architecture ``name`` (None: the default) for ``input_shape``.
+
+    ``ladder_layers=None`` asks for a single-layer network; a ladder asks for its
+    number of latent layers, which must equal the architecture's stage count (3 for
+    the Boxhead architectures; any number for ``"mlp"``). ``hidden_units`` applies
+    to ``"mlp"`` only.
+    """
+    ladder = ladder_layers is not None
+    name = default_architecture(input_shape, ladder=ladder) if name is None else name
+    check_choice("architecture", name, ARCHITECTURES)
+    if hidden_units is not None and name != "mlp":
+        raise ValueError(f"hidden_units applies to architecture 'mlp' only, got architecture {name!r}")
+    spec = _BUILDERS[name](tuple(input_shape), hidden_units, ladder_layers)
+    if ladder:
+        if not spec.supports_ladder:
+            raise ValueError(
+                f"architecture {name!r} has no ladder form; ladders take 'mlp', 'boxhead_small' or 'boxhead_large'"
+            )
+        if ladder_layers != spec.num_stages:
+            raise ValueError(
+                f"architecture {name!r} has {spec.num_stages} ladder layers, got num_layers={ladder_layers}"
+            )
+    return spec

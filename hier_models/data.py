@@ -1,0 +1,118 @@
+"""Training and evaluation input pipelines over the TFDS datasets.
+
+:func:`pipeline` turns ``tfds.load(name, split=split)`` into batches of float32
+observations ready for ``model.fit`` and ``model.encode``:
+
+- uint8 images are divided by the largest value the dataset stores, so they lie in
+  [0, 1]: Spaceshapes stores 0/1 pixels (divided by 1, *not* 255), RGB datasets such
+  as Boxhead store 0..255 (divided by 255). The maximum comes from
+  ``info.metadata["observation_max"]`` when the builder records it, else from
+  :data:`OBSERVATION_MAX` by dataset family, else from the dtype (255 for uint8);
+  ``max_value=`` overrides it;
+- float observations (Chopsticks series) are passed through as stored.
+
+Shuffling (of the files and of the examples) is seeded, so the same ``seed`` gives
+the same batches in the same order, epoch after epoch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+import hier_datasets  # noqa: F401  (registers the hierbench builders)
+
+__all__ = ["OBSERVATION_MAX", "observation_scale", "pipeline"]
+
+#: Largest stored value of integer observations, by dataset family (see module doc).
+OBSERVATION_MAX = {"spaceshapes": 1}
+
+
+def observation_scale(builder: tfds.core.DatasetBuilder, max_value=None) -> float | None:
+    """Factor that maps the stored observations to [0, 1], or None (floats: as stored).
+
+    The dataset family is the builder's ``FAMILY`` (hierbench builders) or its name.
+    """
+    info = builder.info
+    key = info.supervised_keys[0]
+    dtype = np.dtype(info.features[key].np_dtype)
+    if not np.issubdtype(dtype, np.integer):
+        if max_value is not None:
+            raise ValueError(f"max_value applies to integer observations; {builder.name!r} stores {dtype}")
+        return None
+    if max_value is None:
+        max_value = info.metadata.get("observation_max") if info.metadata else None
+    if max_value is None:
+        family = getattr(builder, "FAMILY", "") or builder.name
+        max_value = OBSERVATION_MAX.get(family, np.iinfo(dtype).max)
+    if isinstance(max_value, bool) or not isinstance(max_value, (int, float, np.number)) or max_value <= 0:
+        raise ValueError(f"max_value must be a positive number, got {max_value!r}")
+    return 1.0 / float(max_value)
+
+
+def pipeline(
+    name: str,
+    split: str = "train",
+    batch_size: int = 64,
+    *,
+    data_dir: str | None = None,
+    seed: int = 0,
+    shuffle: bool = True,
+    with_factors: bool = False,
+    shuffle_buffer: int = 10_000,
+    drop_remainder: bool = False,
+    repeat: bool = False,
+    cache: bool = False,
+    max_value: float | None = None,
+    download: bool = True,
+) -> tf.data.Dataset:
+    """A batched, prefetched ``tf.data`` pipeline of float32 observations.
+
+    ``name`` and ``split`` are as for ``tfds.load`` (e.g. ``"chopsticks/depth2_either"``,
+    ``"train[:10%]"``). Yields observation batches, or ``(observation, factors)``
+    pairs with ``with_factors=True``. ``shuffle`` shuffles files and examples
+    (buffer ``shuffle_buffer``, capped at the split's size) with ``seed``;
+    ``shuffle=False`` keeps the stored order (for evaluation). ``repeat`` repeats
+    forever; ``cache`` keeps the decoded examples in memory after the first epoch;
+    ``max_value`` overrides the image scale (see the module doc).
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, (int, np.integer)) or shuffle_buffer < 1:
+        raise ValueError(f"shuffle_buffer must be an integer >= 1, got {shuffle_buffer!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    builder = tfds.builder(name, data_dir=data_dir)
+    if download:
+        builder.download_and_prepare()
+    info = builder.info
+    if info.supervised_keys is None:
+        raise ValueError(f"dataset {name!r} declares no (observation, label) keys")
+    key, label = info.supervised_keys[0], info.supervised_keys[1]
+    scale = observation_scale(builder, max_value)
+    read_config = tfds.ReadConfig(shuffle_seed=int(seed))
+    ds = builder.as_dataset(split=split, shuffle_files=shuffle, read_config=read_config)
+
+    if with_factors:
+        ds = ds.map(lambda ex: (ex[key], ex[label]), num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        ds = ds.map(lambda ex: ex[key], num_parallel_calls=tf.data.AUTOTUNE)
+    if cache:
+        ds = ds.cache()
+    if shuffle:
+        size = int(ds.cardinality())
+        buffer = min(int(shuffle_buffer), size) if size > 0 else int(shuffle_buffer)
+        ds = ds.shuffle(buffer, seed=int(seed), reshuffle_each_iteration=True)
+    if repeat:
+        ds = ds.repeat()
+    ds = ds.batch(int(batch_size), drop_remainder=drop_remainder)
+
+    def to_float(x):
+        x = tf.cast(x, tf.float32)
+        return x * scale if scale is not None else x
+
+    if with_factors:
+        ds = ds.map(lambda x, y: (to_float(x), y), num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        ds = ds.map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,261 @@
+"""Progressive ladder models: pro-VLAE (Li et al. 2020) and pro-LVAE (Boxhead paper, section 4).
+
+Both have L latent layers (layer 1 lowest, layer L top; default 3 x 4 latents) on
+the ladder networks of :func:`hier_models.networks.build_ladder`:
+
+- inference: a bottom-up pass h_1 .. h_L; layer l's posterior is read from the
+  features of stage l (through its ladder encoder for l < L);
+- generation: z_L starts the top-down stream g_L; before g_l (l < L) the stream is
+  concatenated with ``alpha_l * u_l(z_l)``, the layer's decoded code scaled by its
+  fade-in weight; g_0 outputs the observation's logits or means.
+
+Progressive training: the top layer trains alone first, its KL weight annealed
+``beta_L(t) = beta * min(1, t / beta_anneal_steps)``; layer ``L - s`` fades in with
+``alpha`` rising 0 -> 1 from step ``s * stage_steps`` over ``fade_in_steps`` steps
+(defaults 5,000 / 5,000 / 5,000: layer L-1 over steps 5,000-10,000, layer L-2 over
+10,000-15,000). A lower layer's KL enters the loss with weight beta once its alpha
+is above 0. See :func:`hier_models.schedules.ladder_fade_in`.
+
+pro-VLAE's priors are N(0, I) for every layer. pro-LVAE conditions the prior of each
+lower layer on all layers above, ``p(z_l | z_>l) = N(mu_l(z_>l), var_l(z_>l))``, and
+its posterior ``q(z_l | x, z_>l)`` is the precision-weighted product of the bottom-up
+estimate and that prior (as in ladder VAEs); its KL term is
+``KL(q(z_l | x, z_>l) || p(z_l | z_>l))`` at a sample of ``z_>l``.
+
+``encode`` returns the posterior means of all layers concatenated from layer 1 to
+layer L (for pro-LVAE, computed top-down from the means of the layers above);
+``encode_layers`` returns them as a list.
+"""
+from __future__ import annotations
+
+import numpy as np
+import keras
+from keras import ops
+
+from hier_models import losses
+from hier_models.architectures import default_architecture
+from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
+from hier_models.networks import build_ladder
+from hier_models.schedules import annealed_weight, ladder_fade_in
+from hier_models.validation import (
+    check_non_negative,
+    check_non_negative_int,
+    check_positive_int,
+)
+
+__all__ = ["ProLVAE", "ProVLAE", "resolve_latents_per_layer"]
+
+
+def resolve_latents_per_layer(latent_dim, latents_per_layer, num_layers) -> tuple[int, ...]:
+    """Layer sizes from the constructor's ``latent_dim`` / ``latents_per_layer`` / ``num_layers``.
+
+    ``latents_per_layer`` is an int (the same size for ``num_layers`` layers) or a
+    sequence (layer 1 first). Without it, ``latent_dim`` is split evenly over
+    ``num_layers``; without either, 4 per layer. If both are given they must agree.
+    """
+    num_layers = check_positive_int("num_layers", num_layers)
+    if latents_per_layer is None:
+        if latent_dim is None:
+            return (4,) * num_layers
+        latent_dim = check_positive_int("latent_dim", latent_dim)
+        if latent_dim % num_layers:
+            raise ValueError(
+                f"latent_dim={latent_dim} cannot be split evenly over num_layers={num_layers}; "
+                "pass latents_per_layer instead"
+            )
+        return (latent_dim // num_layers,) * num_layers
+    if isinstance(latents_per_layer, (int, np.integer)) and not isinstance(latents_per_layer, bool):
+        sizes = (check_positive_int("latents_per_layer", latents_per_layer),) * num_layers
+    else:
+        sizes = tuple(check_positive_int(f"latents_per_layer[{i}]", k) for i, k in enumerate(latents_per_layer))
+        if not sizes:
+            raise ValueError("latents_per_layer must not be empty")
+    if latent_dim is not None and check_positive_int("latent_dim", latent_dim) != sum(sizes):
+        raise ValueError(f"latent_dim={latent_dim} does not match latents_per_layer={list(sizes)} (sum {sum(sizes)})")
+    return sizes
+
+
+class _ProgressiveLadder(Autoencoder):
+    """Shared implementation; ``conditional_prior`` tells pro-LVAE from pro-VLAE."""
+
+    conditional_prior = False
+
+    def __init__(
+        self,
+        input_shape,
+        latent_dim: int | None = None,
+        *,
+        latents_per_layer=None,
+        num_layers: int | None = None,
+        beta: float = 1.0,
+        beta_anneal_steps: int = 5000,
+        fade_in_steps: int = 5000,
+        stage_steps: int | None = None,
+        architecture: str | None = None,
+        activation: str | None = None,
+        hidden_units=None,
+        likelihood: str | None = None,
+        observation_std: float = DEFAULT_OBSERVATION_STD,
+        seed: int | None = None,
+        **kwargs,
+    ):
+        super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
+        if num_layers is None:
+            sized = latents_per_layer is not None and not isinstance(latents_per_layer, (int, np.integer))
+            num_layers = len(latents_per_layer) if sized else 3
+        sizes = resolve_latents_per_layer(latent_dim, latents_per_layer, num_layers)
+        self.latents_per_layer = sizes
+        self.num_layers = len(sizes)
+        self.latent_dim = sum(sizes)
+        self.beta = check_non_negative("beta", beta)
+        self.beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
+        self.fade_in_steps = check_non_negative_int("fade_in_steps", fade_in_steps)
+        self.stage_steps = None if stage_steps is None else check_non_negative_int("stage_steps", stage_steps)
+        self._beta_schedule = annealed_weight(self.beta, self.beta_anneal_steps)
+        self._fade_in = ladder_fade_in(self.num_layers, self.fade_in_steps, self.stage_steps)
+        nets = build_ladder(
+            self.observation_shape,
+            sizes,
+            architecture=architecture,
+            activation=activation,
+            hidden_units=hidden_units,
+            conditional_prior=self.conditional_prior,
+        )
+        self.architecture = architecture or default_architecture(self.observation_shape, ladder=True)
+        self.bottom_up = nets.bottom_up
+        self.ladder_encoders = nets.ladder_encoders
+        self.posterior_heads = nets.posterior_heads
+        self.ladder_decoders = nets.ladder_decoders
+        self.top_down = nets.top_down
+        self.output_network = nets.output
+        self.priors = nets.priors
+        self._config.update(
+            dict(
+                latents_per_layer=list(sizes),
+                beta=self.beta,
+                beta_anneal_steps=self.beta_anneal_steps,
+                fade_in_steps=self.fade_in_steps,
+                stage_steps=self.stage_steps,
+                architecture=self.architecture,
+                activation=activation,
+                hidden_units=None if hidden_units is None else list(hidden_units),
+            )
+        )
+        self.loss_terms = ("loss", "reconstruction", "kl") + tuple(f"kl_{l}" for l in range(1, self.num_layers + 1))
+        self._finish_init(("beta",) + tuple(f"alpha_{l}" for l in range(1, self.num_layers)))
+
+    # ------------------------------------------------------------ schedules
+    def _alphas(self, step):
+        return [ramp(step) for ramp in self._fade_in]
+
+    def schedule(self, step=None) -> dict:
+        """``beta`` (the top layer's KL weight) and ``alpha_l`` (fade-in of layer l < L) at ``step``."""
+        step = self.step if step is None else step
+        values = {"beta": float(self._beta_schedule(step))}
+        values.update({f"alpha_{l}": float(a) for l, a in enumerate(self._alphas(step), start=1)})
+        return values
+
+    # -------------------------------------------------------------- network
+    def _bottom_up(self, x, training):
+        """Per layer (layer 1 first): ``(mean, logvar)`` of the bottom-up estimate."""
+        features, h = [], x
+        for net in self.bottom_up:
+            h = net(h, training=training)
+            features.append(h)
+        flats = [enc(f, training=training) for enc, f in zip(self.ladder_encoders, features)] + [features[-1]]
+        estimates = []
+        for head, flat, k in zip(self.posterior_heads, flats, self.latents_per_layer):
+            out = head(flat, training=training)
+            estimates.append((out[:, :k], out[:, k:]))
+        return estimates
+
+    def _posterior(self, estimates, layer, codes_above, training):
+        """``(mean, logvar, prior)`` of layer ``layer`` (0-based) given the codes above."""
+        mean, logvar = estimates[layer]
+        if not self.conditional_prior or layer == self.num_layers - 1:
+            return mean, logvar, None
+        k = self.latents_per_layer[layer]
+        out = self.priors[layer](ops.concatenate(codes_above, axis=-1), training=training)
+        prior = (out[:, :k], out[:, k:])
+        mean, logvar = losses.merge_gaussians(mean, logvar, *prior)
+        return mean, logvar, prior
+
+    def _decode_layers(self, codes, alphas, training):
+        """Decoder outputs from per-layer codes (layer 1 first) and fade-in weights."""
+        stream = self.top_down[-1](codes[-1], training=training)
+        for layer in range(self.num_layers - 2, -1, -1):
+            ladder = self.ladder_decoders[layer](codes[layer], training=training)
+            merged = ops.concatenate([stream, alphas[layer] * ladder], axis=-1)
+            stream = self.top_down[layer](merged, training=training)
+        return self.output_network(stream, training=training)
+
+    def _forward(self, x, training):
+        estimates = self._bottom_up(x, training)
+        codes, kls = [None] * self.num_layers, [None] * self.num_layers
+        for layer in range(self.num_layers - 1, -1, -1):
+            mean, logvar, prior = self._posterior(estimates, layer, codes[layer + 1 :], training)
+            codes[layer] = self._sample(mean, logvar, salt=layer)
+            if prior is None:
+                kls[layer] = ops.mean(losses.gaussian_kl(mean, logvar))
+            else:
+                kls[layer] = ops.mean(losses.gaussian_kl_between(mean, logvar, *prior))
+        alphas = self._alphas(self._step)
+        recon = self._reconstruction(x, self._decode_layers(codes, alphas, training))
+        beta_top = self._beta_schedule(self._step)
+        penalty = beta_top * kls[-1]
+        for layer, alpha in enumerate(alphas):
+            penalty = penalty + self.beta * ops.cast(alpha > 0, "float32") * kls[layer]
+        terms = {"loss": recon + penalty, "reconstruction": recon, "kl": sum(kls), "beta": beta_top}
+        terms.update({f"kl_{l}": kl for l, kl in enumerate(kls, start=1)})
+        terms.update({f"alpha_{l}": a for l, a in enumerate(alphas, start=1)})
+        return terms, codes
+
+    def _layer_means(self, x):
+        estimates = self._bottom_up(x, training=False)
+        means = [None] * self.num_layers
+        for layer in range(self.num_layers - 1, -1, -1):
+            means[layer] = self._posterior(estimates, layer, means[layer + 1 :], training=False)[0]
+        return means
+
+    def _codes(self, x):
+        return ops.concatenate(self._layer_means(x), axis=-1)
+
+    def _split(self, z):
+        bounds = np.cumsum((0,) + self.latents_per_layer)
+        return [z[:, lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+    def _decode_tensor(self, z):
+        """Decode concatenated codes with the current fade-in weights."""
+        return self._decode_layers(self._split(z), self._alphas(self._step), training=False)
+
+    def encode_layers(self, x, batch_size: int = 256) -> list[np.ndarray]:
+        """Posterior means per layer, layer 1 (lowest) first."""
+        codes = self.encode(x, batch_size=batch_size)
+        return self._split(codes)
+
+
+@keras.saving.register_keras_serializable(package="hier_models")
+class ProVLAE(_ProgressiveLadder):
+    """Progressive variational ladder autoencoder (pro-VLAE, Li et al. 2020).
+
+    ``ProVLAE(input_shape, latent_dim=None, *, latents_per_layer=None, num_layers=None,
+    beta=1.0, beta_anneal_steps=5000, fade_in_steps=5000, stage_steps=None,
+    architecture=None, activation=None, hidden_units=None, likelihood=None,
+    observation_std=..., seed=None)``: by default 3 layers x 4 latents; architecture
+    ``"mlp"`` for series, ``"boxhead_small"`` for 64x64 images (or
+    ``"boxhead_large"``). Every layer's prior is N(0, I). Metrics: ``loss``,
+    ``reconstruction``, ``kl`` (all layers), ``kl_1`` .. ``kl_L``, ``beta`` (top
+    layer's current weight), ``alpha_1`` .. ``alpha_(L-1)``.
+    """
+
+
+@keras.saving.register_keras_serializable(package="hier_models")
+class ProLVAE(_ProgressiveLadder):
+    """Progressive ladder VAE (pro-LVAE, Boxhead paper section 4).
+
+    Arguments and metrics as :class:`ProVLAE`. The prior of each lower layer is
+    conditioned on all layers above (an MLP with 256 hidden units on their codes)
+    and the posterior merges it with the bottom-up estimate by precision weighting.
+    """
+
+    conditional_prior = True
