@@ -1,0 +1,356 @@
+"""MIMOSA: learn a dimension hierarchy and path assignments from codes alone.
+
+Ross & Doshi-Velez (2021), section 5 and appendix algorithms 1 and 3-7. The input is
+a set of already-reduced codes (the output of a smooth, e.g. Softplus, autoencoder
+with ``initial_dim`` units; see :data:`INITIAL_DIM`). The steps:
+
+1. neighbourhoods: the ``num_nearest_neighbors`` nearest codes of every code (ball
+   tree, the point itself included);
+2. local SVD of every neighbourhood in one batched call, refitted on the neighbours
+   within the ``ransac_frac`` reconstruction-error percentile; the local
+   dimensionality is the first d whose eigenvalues explain ``eig_cumsum_thresh`` of
+   the variance and drop by ``eig_decay_thresh`` from d to d + 1;
+3. components grown by contagion: neighbours join when their tangent planes are
+   similar (``|det(U V^T)| >= cos_simil_thresh``, 0 between different
+   dimensionalities) to at least ``contagion_num`` members;
+4. components smaller than ``min_size_init`` are dropped; equal-dimensional ones
+   whose edge points match (fraction at least ``min_common_edge_frac(d)``) are
+   merged; merged components smaller than ``min_size_merged`` are dropped;
+5. a lower-dimensional component is enclosed by a higher-dimensional one when the
+   mean distance of its points to the other's nearest points is at most
+   ``neighbor_lengthscale_mult`` times the other's nearest-neighbour lengthscale;
+   the enclosure tree (enclosing components below enclosed ones) becomes the
+   dimension hierarchy, and every kept point is assigned the path of its component.
+
+Example::
+
+    from hier_models.mimosa import mimosa, SPACESHAPES
+    hierarchy, assignments = mimosa(codes)                  # Chopsticks defaults
+    hierarchy, assignments = mimosa(codes, **SPACESHAPES)   # cos_simil_thresh 0.95, contagion_num 3
+    print(hierarchy)              # z0 / a0 ├── none: - └── c1: z1 ...
+    # assignments[i]: index of point i's path in hierarchy.path_names, -1 if discarded
+
+:func:`fit_mimosa` returns the same plus the intermediate results (local
+dimensionalities, components before and after merging, edge points, the enclosure
+tree and per-step timings).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from hier_datasets.hierarchy import Hierarchy
+from hier_models.mimosa._components import (
+    component_edges,
+    edge_overlap,
+    grow_components,
+    members_of,
+    merge_components,
+    similar_neighbors,
+)
+from hier_models.mimosa._geometry import local_svd, nearest_neighbors
+from hier_models.mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree, name_dimensions
+
+__all__ = [
+    "mimosa",
+    "fit_mimosa",
+    "MimosaResult",
+    "DEFAULTS",
+    "SPACESHAPES",
+    "CHOPSTICKS",
+    "INITIAL_DIM",
+    "default_min_common_edge_frac",
+    "name_dimensions",
+]
+
+
+def default_min_common_edge_frac(d: int) -> float:
+    """``(2**-d + 2**-(d+1)) / 2``: between the shared-side fraction of two touching
+    d-cubes (2**-d) and the smaller one of (d+1)-cubes."""
+    return 0.5 * (2.0 ** (-d) + 2.0 ** (-(d + 1)))
+
+
+#: Defaults of every MIMOSA hyperparameter (the paper's Chopsticks settings).
+#: ``min_size_init`` / ``min_size_merged`` below 1 are fractions of the number of
+#: points, at least 1 absolute counts: 0.02 is the paper's 2,000 at 100,000 points.
+DEFAULTS = dict(
+    num_nearest_neighbors=40,
+    ransac_frac=2 / 3,
+    eig_cumsum_thresh=0.95,
+    eig_decay_thresh=4.0,
+    cos_simil_thresh=0.99,
+    contagion_num=5,
+    min_size_init=20,
+    min_size_merged=0.02,
+    min_common_edge_frac=default_min_common_edge_frac,
+    neighbor_lengthscale_mult=10.0,
+)
+
+#: The paper's Chopsticks settings (identical to :data:`DEFAULTS`).
+CHOPSTICKS = dict(cos_simil_thresh=0.99, contagion_num=5)
+#: The paper's Spaceshapes settings: ``mimosa(codes, **SPACESHAPES)``.
+SPACESHAPES = dict(cos_simil_thresh=0.95, contagion_num=3)
+
+#: Width of the initial smooth autoencoder used in the paper for each dataset
+#: configuration (one more than the largest intrinsic dimensionality of the codes'
+#: manifolds). MIMOSA itself takes the codes; this is for the step before it.
+INITIAL_DIM = {
+    "chopsticks/depth2_slope": 3,
+    "chopsticks/depth2_inter": 3,
+    "chopsticks/depth2_either": 4,
+    "chopsticks/depth2_both": 5,
+    "chopsticks/depth3_slope": 4,
+    "chopsticks/depth3_inter": 4,
+    "chopsticks/depth3_either": 5,
+    "chopsticks/depth3_both": 7,
+    "spaceshapes": 7,
+}
+
+
+@dataclass
+class MimosaResult:
+    """Everything :func:`fit_mimosa` computed.
+
+    Attributes:
+      hierarchy: the learned :class:`~hier_datasets.hierarchy.Hierarchy`.
+      assignments: (n,) int64, each point's path index in ``hierarchy`` order, -1 if
+        discarded.
+      components: (n,) int64, each point's final component, -1 if discarded.
+        Component ``c`` owns path ``component_paths[c]``.
+      component_dims: (C,) local dimensionality of each final component.
+      component_parents: (C,) the enclosing-tree parent of each component (-1: root).
+      component_paths: (C,) the path index of each component.
+      local_dims: (n,) the local dimensionality estimated at each point.
+      initial_components: (n,) the contagion component of each point before merging
+        and size filtering.
+      edges: global indices of the edge points of each component kept after the
+        ``min_size_init`` filter (before merging).
+      timings: seconds spent in each step.
+      hyperparameters: the values used (sizes resolved to point counts).
+    """
+
+    hierarchy: Hierarchy
+    assignments: np.ndarray
+    components: np.ndarray
+    component_dims: np.ndarray
+    component_parents: np.ndarray
+    component_paths: np.ndarray
+    local_dims: np.ndarray
+    initial_components: np.ndarray
+    edges: list = field(repr=False)
+    timings: dict
+    hyperparameters: dict
+
+
+def _check_codes(codes) -> np.ndarray:
+    try:
+        arr = np.asarray(codes, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"codes must be a numeric array of shape (n_points, n_dims): {err}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"codes must be 2-D (n_points, n_dims), got shape {arr.shape}")
+    if arr.shape[1] < 1:
+        raise ValueError(f"codes must have at least one dimension, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(
+            f"codes contain NaN or infinite values ({int(bad.any(axis=1).sum())} rows; "
+            f"first at row {row}, column {col}: {arr[row, col]})"
+        )
+    return arr
+
+
+def _size(value, n: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number (a fraction below 1 or a count), got {value!r}")
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return max(1, math.ceil(value * n)) if value < 1 else int(math.ceil(value))
+
+
+def _resolve(n: int, D: int, hp: dict) -> dict:
+    out = dict(hp)
+    k = out["num_nearest_neighbors"]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"num_nearest_neighbors must be an integer >= 2, got {k!r}")
+    k = int(k)
+    if k <= D:
+        raise ValueError(
+            f"num_nearest_neighbors={k} must exceed the code dimension {D} for a local SVD to see all directions"
+        )
+    if n < k:
+        raise ValueError(f"codes has {n} points, fewer than num_nearest_neighbors={k}")
+    out["num_nearest_neighbors"] = k
+    for name, lo, hi in (
+        ("ransac_frac", 0.0, 1.0),
+        ("eig_cumsum_thresh", 0.0, 1.0),
+        ("cos_simil_thresh", 0.0, 1.0),
+    ):
+        v = out[name]
+        if not isinstance(v, (int, float, np.number)) or not lo < v <= hi:
+            raise ValueError(f"{name} must be in ({lo}, {hi}], got {v!r}")
+        out[name] = float(v)
+    for name in ("eig_decay_thresh", "neighbor_lengthscale_mult"):
+        v = out[name]
+        if not isinstance(v, (int, float, np.number)) or not (v > 0 and math.isfinite(v)):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+        out[name] = float(v)
+    c = out["contagion_num"]
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 1 <= c <= k:
+        raise ValueError(f"contagion_num must be an integer in [1, num_nearest_neighbors={k}], got {c!r}")
+    out["contagion_num"] = int(c)
+    out["min_size_init"] = _size(out["min_size_init"], n, "min_size_init")
+    out["min_size_merged"] = _size(out["min_size_merged"], n, "min_size_merged")
+    if not callable(out["min_common_edge_frac"]):
+        raise ValueError(f"min_common_edge_frac must be a function of the dimensionality d, got {out['min_common_edge_frac']!r}")
+    return out
+
+
+def fit_mimosa(
+    codes,
+    *,
+    num_nearest_neighbors: int = DEFAULTS["num_nearest_neighbors"],
+    ransac_frac: float = DEFAULTS["ransac_frac"],
+    eig_cumsum_thresh: float = DEFAULTS["eig_cumsum_thresh"],
+    eig_decay_thresh: float = DEFAULTS["eig_decay_thresh"],
+    cos_simil_thresh: float = DEFAULTS["cos_simil_thresh"],
+    contagion_num: int = DEFAULTS["contagion_num"],
+    min_size_init: float = DEFAULTS["min_size_init"],
+    min_size_merged: float = DEFAULTS["min_size_merged"],
+    min_common_edge_frac: Callable[[int], float] = default_min_common_edge_frac,
+    neighbor_lengthscale_mult: float = DEFAULTS["neighbor_lengthscale_mult"],
+    verbose: bool = False,
+) -> MimosaResult:
+    """Run MIMOSA on ``codes`` (n_points, n_dims) and keep every intermediate result.
+
+    Hyperparameters (defaults in :data:`DEFAULTS`; paper appendix A.3):
+      num_nearest_neighbors: neighbourhood size for local SVD and contagion (40);
+        must exceed the code dimension and not exceed the number of points.
+      ransac_frac: refit each local SVD on this fraction of best-fitting neighbours (2/3;
+        1 disables the refit).
+      eig_cumsum_thresh: variance the local dimensions must explain (0.95).
+      eig_decay_thresh: eigenvalue ratio from dimension d to d+1 (4).
+      cos_simil_thresh: tangent-plane similarity to join or merge (0.99; 0.95 for
+        Spaceshapes).
+      contagion_num: similar members needed before a point joins a component (5; 3 for
+        Spaceshapes).
+      min_size_init: drop contagion components smaller than this (20 points).
+      min_size_merged: drop merged components smaller than this (0.02 of the points).
+      min_common_edge_frac: function d -> fraction of matching edge points needed to
+        merge two d-dimensional components.
+      neighbor_lengthscale_mult: enclosure ratio threshold (10).
+      verbose: show tqdm progress bars for the long steps.
+
+    Raises ValueError for codes that are not 2-D, contain NaN or inf, have fewer points
+    than neighbours, for out-of-range hyperparameters, and when no component survives
+    the size filters.
+    """
+    Z = _check_codes(codes)
+    n, D = Z.shape
+    hp = _resolve(
+        n,
+        D,
+        dict(
+            num_nearest_neighbors=num_nearest_neighbors,
+            ransac_frac=ransac_frac,
+            eig_cumsum_thresh=eig_cumsum_thresh,
+            eig_decay_thresh=eig_decay_thresh,
+            cos_simil_thresh=cos_simil_thresh,
+            contagion_num=contagion_num,
+            min_size_init=min_size_init,
+            min_size_merged=min_size_merged,
+            min_common_edge_frac=min_common_edge_frac,
+            neighbor_lengthscale_mult=neighbor_lengthscale_mult,
+        ),
+    )
+    k = hp["num_nearest_neighbors"]
+    timings = {}
+    clock = time.perf_counter()
+
+    def lap(step: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[step] = now - clock
+        clock = now
+
+    _, neighbors = nearest_neighbors(Z, k)
+    lap("neighbors")
+    bases, _, local_dims = local_svd(
+        Z, neighbors, hp["ransac_frac"], hp["eig_cumsum_thresh"], hp["eig_decay_thresh"], verbose
+    )
+    lap("local_svd")
+    similar = similar_neighbors(bases, local_dims, neighbors, hp["cos_simil_thresh"])
+    lap("similarity")
+    initial = grow_components(neighbors, similar, hp["contagion_num"], verbose)
+    lap("build_components")
+
+    sizes = np.bincount(initial)
+    kept = np.flatnonzero(sizes >= hp["min_size_init"])
+    members = members_of(initial, int(initial.max()) + 1)
+    members = [members[c] for c in kept]
+    comp_dims = np.array([local_dims[m[0]] for m in members], dtype=np.int64)
+    edges = component_edges(Z, bases, local_dims, members, k, verbose)
+    lap("edges")
+    M = edge_overlap(Z, bases, local_dims, comp_dims, edges, hp["cos_simil_thresh"], verbose)
+    groups = merge_components(M, comp_dims, hp["min_common_edge_frac"])
+    lap("merge_components")
+
+    merged = np.full(n, -1, dtype=np.int64)
+    for c, pts in enumerate(members):
+        merged[pts] = groups[c]
+    merged_sizes = np.bincount(merged[merged >= 0], minlength=int(groups.max()) + 1 if groups.size else 0)
+    big = np.flatnonzero(merged_sizes >= hp["min_size_merged"])
+    if big.size == 0:
+        raise ValueError(
+            f"no component reached min_size_merged={hp['min_size_merged']} points "
+            f"(largest merged component: {int(merged_sizes.max()) if merged_sizes.size else 0} points); "
+            "lower min_size_merged or cos_simil_thresh, or raise num_nearest_neighbors"
+        )
+    group_dims = np.zeros(merged_sizes.size, dtype=np.int64)
+    group_dims[groups] = comp_dims
+    group_first = np.full(merged_sizes.size, n, dtype=np.int64)
+    np.minimum.at(group_first, merged[merged >= 0], np.flatnonzero(merged >= 0))
+    # canonical order: dimensionality, then size (largest first), then first point
+    order = big[np.lexsort((group_first[big], -merged_sizes[big], group_dims[big]))]
+    relabel = np.full(merged_sizes.size, -1, dtype=np.int64)
+    relabel[order] = np.arange(order.size)
+    components = np.where(merged >= 0, relabel[np.maximum(merged, 0)], -1)
+    final_members = members_of(components, order.size)
+    final_dims = group_dims[order]
+
+    R = enclosure_ratios(Z, final_members, final_dims)
+    parents = enclosure_tree(R, final_dims, hp["neighbor_lengthscale_mult"])
+    hierarchy, paths = build_hierarchy(parents, final_dims)
+    assignments = np.where(components >= 0, paths[np.maximum(components, 0)], -1)
+    lap("construct_hierarchy")
+    timings["total"] = sum(timings.values())
+
+    return MimosaResult(
+        hierarchy=hierarchy,
+        assignments=assignments,
+        components=components,
+        component_dims=final_dims,
+        component_parents=parents,
+        component_paths=paths,
+        local_dims=local_dims,
+        initial_components=initial,
+        edges=edges,
+        timings=timings,
+        hyperparameters=hp,
+    )
+
+
+def mimosa(codes, **hyperparameters) -> tuple[Hierarchy, np.ndarray]:
+    """Learn a dimension hierarchy from ``codes`` and assign every point a path.
+
+    Returns ``(hierarchy, assignments)``: ``assignments[i]`` is the index of point
+    ``i``'s path in ``hierarchy``'s path order (``hierarchy.path_names``), or -1 when
+    the point was discarded. Hyperparameters and errors as in :func:`fit_mimosa`.
+    """
+    result = fit_mimosa(codes, **hyperparameters)
+    return result.hierarchy, result.assignments
