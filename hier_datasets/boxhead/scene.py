@@ -12,8 +12,8 @@ the vertical axis (0: on the +x axis, facing the squares; positive: towards +y).
 One white directional light fixed in the room plus ambient light shade the faces;
 shading scales a fully saturated colour without changing its hue.
 
-A :class:`Scene` is built once and reused: per image only colours, the cube's scale
-and the camera position change. Rendering needs an OpenGL implementation; on a
+A :class:`Scene` is built once and reused: per image only colours (shader uniforms),
+the cube's scale and the camera position change. Rendering needs an OpenGL implementation; on a
 machine without a display (``DISPLAY`` unset) VTK's EGL render window is selected,
 which Mesa's software rasteriser (llvmpipe) serves without a GPU.
 """
@@ -55,6 +55,29 @@ PAINTED = ("walls", "floor", "cube") + MICRO
 _HUE_COLUMNS = [FACTOR_NAMES.index(n) for n in ("wall_hue", "floor_hue", "cube_hue") + MICRO]
 _SCALE, _AZIMUTH = FACTOR_NAMES.index("scale"), FACTOR_NAMES.index("azimuth")
 _SCALED = ("cube",) + MICRO
+_COLOUR = "boxheadColour"
+
+
+def _colour_uniform(actor):
+    """Give ``actor`` its surface colour through a shader uniform; returns the uniforms to set it.
+
+    Changing a vtkProperty's colour makes VTK rebuild the actor's shader source on
+    the next frame, which costs more than the rendering of a 64x64 frame itself; a
+    uniform is only uploaded. The fragment shader's ambient and diffuse colours
+    become ``ambient * colour`` and ``diffuse * colour``, as for a property colour.
+    """
+    shader = actor.GetShaderProperty()
+    shader.AddFragmentShaderReplacement(
+        "//VTK::Color::Impl",
+        True,
+        "//VTK::Color::Impl\n"
+        f"  ambientColor = ambientIntensity * {_COLOUR};\n"
+        f"  diffuseColor = diffuseIntensity * {_COLOUR};\n",
+        False,
+    )
+    uniforms = shader.GetFragmentCustomUniforms()
+    uniforms.SetUniform3f(_COLOUR, [1.0, 1.0, 1.0])
+    return uniforms
 
 
 def _box(x0, x1, y0, y1, z0, z1) -> o3d.geometry.TriangleMesh:
@@ -116,7 +139,7 @@ class Scene:
                 to_polydata(mesh), color="white", ambient=AMBIENT, diffuse=DIFFUSE, specular=0.0, reset_camera=False
             )
         self.plotter.add_light(pv.Light(position=LIGHT_POSITION, focal_point=(0, 0, 0), color="white", light_type="scene light"))
-        self._properties = [self.actors[name].GetProperty() for name in PAINTED]
+        self._colours = [_colour_uniform(self.actors[name]) for name in PAINTED]
         self._scaled = [self.actors[name] for name in _SCALED]
         self.camera = self.plotter.renderer.GetActiveCamera()
         self.camera.SetFocalPoint(*FOCAL_POINT)
@@ -133,14 +156,12 @@ class Scene:
         out = np.empty((len(factors), self.size, self.size, 3), dtype=np.uint8)
         last = self.size - 1
         for i, (row, rgb) in enumerate(zip(factors.tolist(), colours)):
-            for prop, colour in zip(self._properties, rgb):
-                prop.SetColor(colour)
+            for uniforms, colour in zip(self._colours, rgb):
+                uniforms.SetUniform3f(_COLOUR, colour)
             s = row[_SCALE]
             for actor in self._scaled:
                 actor.SetScale(s, s, s)
             self.camera.SetPosition(camera_position(row[_AZIMUTH]))
-            self.camera.SetFocalPoint(*FOCAL_POINT)
-            self.camera.SetViewUp(0.0, 0.0, 1.0)
             self.camera.SetClippingRange(*CLIPPING_RANGE)
             self.window.Render()
             self.window.GetPixelData(0, 0, last, last, 0, self._pixels, 0)
@@ -155,7 +176,7 @@ class Scene:
         self.plotter.close()
         self.plotter.deep_clean()
         self.actors.clear()
-        self._properties, self._scaled = [], []
+        self._colours, self._scaled = [], []
         self.camera = self.window = self.plotter = None
         gc.collect()
 
