@@ -91,12 +91,16 @@ def _gbt_score(x_tr, x_te, y_tr, y_te, categorical: bool, seed: int, max_train: 
     if x_tr.size > max_train:
         keep = np.random.default_rng(seed).choice(x_tr.size, max_train, replace=False)
         x_tr, y_tr = x_tr[keep], y_tr[keep]
+    from threadpoolctl import threadpool_limits
+
     kwargs = dict(max_iter=50, max_leaf_nodes=15, early_stopping=False, random_state=seed)
-    if categorical:
-        model = HistGradientBoostingClassifier(**kwargs).fit(x_tr[:, None], y_tr)
-        return float(np.mean(model.predict(x_te[:, None]) == y_te))
-    model = HistGradientBoostingRegressor(**kwargs).fit(x_tr[:, None], y_tr)
-    return float(r2_scores(y_te[:, None], model.predict(x_te[:, None])[:, None])[0])
+    # one feature and a few thousand rows: threads cost more than they save
+    with threadpool_limits(limits=1, user_api="openmp"):
+        if categorical:
+            model = HistGradientBoostingClassifier(**kwargs).fit(x_tr[:, None], y_tr)
+            return float(np.mean(model.predict(x_te[:, None]) == y_te))
+        model = HistGradientBoostingRegressor(**kwargs).fit(x_tr[:, None], y_tr)
+        return float(r2_scores(y_te[:, None], model.predict(x_te[:, None])[:, None])[0])
 
 
 def directed_scores(

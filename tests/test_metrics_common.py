@@ -1,0 +1,191 @@
+"""hier_metrics: shared test data, input validation of every metric, determinism,
+finite scores on constant columns, and import without TensorFlow.
+
+The helpers here are imported by the other ``test_metrics_*`` modules.
+"""
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hier_metrics as hm
+from hier_datasets.hierarchy import Group, Hierarchy
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+#: invertible monotone warps on [-1, 1] (increasing and decreasing, non-linear);
+#: linear enough for SAP's linear fits (squared correlation > 0.97)
+MILD_WARPS = (
+    lambda v: 2.0 * v + 0.3 * v**3 - 1.0,
+    lambda v: -np.exp(0.5 * v),
+    lambda v: v + 0.3 * np.tanh(2 * v),
+    lambda v: -3.0 * v + 5.0,
+    lambda v: np.sinh(v),
+)
+#: strongly non-linear invertible monotone warps on [-1, 1]
+STRONG_WARPS = (
+    lambda v: np.exp(3 * v),
+    lambda v: -(v**3) - 0.05 * v,
+    lambda v: np.tanh(3 * v),
+    lambda v: np.arctan(5 * v) + 0.1 * v,
+    lambda v: -np.log1p(1.2 + v),
+)
+PERMUTATION = (2, 0, 4, 1, 3)
+
+
+def uniform_factors(n: int, k: int = 5, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1, 1, size=(n, k))
+
+
+def perfect_codes(factors: np.ndarray, warps=MILD_WARPS) -> np.ndarray:
+    """Code j = warps[j](factor PERMUTATION[j]): a permutation through invertible warps."""
+    k = factors.shape[1]
+    perm = [p for p in PERMUTATION if p < k]
+    return np.column_stack([warps[j](factors[:, perm[j]]) for j in range(k)])
+
+
+def flat_hierarchy(k: int, prefix: str = "z") -> Hierarchy:
+    return Hierarchy(Group(tuple(f"{prefix}{j}" for j in range(k))))
+
+
+# ---------------------------------------------------------------- validation
+F = uniform_factors(60, 3, seed=1)
+Z = perfect_codes(F)
+
+
+def _calls():
+    """(name, call(factors, codes)) for every array metric."""
+    h = flat_hierarchy(3)
+    return [
+        ("r4", lambda f, z: hm.r4(f, z)),
+        ("r4_matrix", lambda f, z: hm.r4_matrix(f, z)),
+        ("r4c", lambda f, z: hm.r4c(f, z, factor_active=np.ones(np.shape(f), bool), code_hierarchy=h)),
+        ("dci", lambda f, z: hm.dci(f, z)),
+        ("dci_split", lambda f, z: hm.dci_split(f, z, groups={"a": [0], "b": [1, 2]})),
+        ("importance_matrix", lambda f, z: hm.importance_matrix(f, z)),
+        ("mig", lambda f, z: hm.mig(f, z)),
+        ("sap", lambda f, z: hm.sap(f, z)),
+        ("sap_matrix", lambda f, z: hm.sap_matrix(f, z)),
+        ("evaluate_arrays", lambda f, z: hm.evaluate_arrays(f, z, metrics=["r4", "mig", "sap"])),
+    ]
+
+
+CALLS = _calls()
+IDS = [name for name, _ in CALLS]
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+def test_mismatched_rows_names_both_arguments(call):
+    with pytest.raises(ValueError, match=r"factors has 60.*codes has 59|same number of rows"):
+        call(F, Z[:-1])
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+@pytest.mark.parametrize("which", ["factors", "codes"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_name_the_argument(call, which, bad):
+    f, z = F.copy(), Z.copy()
+    (f if which == "factors" else z)[5, 1] = bad
+    with pytest.raises(ValueError, match=rf"{which} contains NaN or infinite"):
+        call(f, z)
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+def test_empty_single_sample_and_wrong_ndim(call):
+    with pytest.raises(ValueError, match="factors is empty"):
+        call(np.zeros((0, 3)), np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="codes is empty"):
+        call(F, np.zeros((60, 0)))
+    with pytest.raises(ValueError, match="factors needs at least"):
+        call(F[:1], Z[:1])
+    with pytest.raises(ValueError, match="factors must be a 2-D array"):
+        call(F[:, 0], Z)
+    with pytest.raises(ValueError, match="codes must be a 2-D array"):
+        call(F, Z[None])
+    with pytest.raises(ValueError, match="codes must be a numeric array"):
+        call(F, [["a", "b", "c"]] * 60)
+
+
+@pytest.mark.parametrize("name", ["r4", "dci", "sap", "evaluate_arrays"])
+@pytest.mark.parametrize("bad", [None, 1.5, "0", -1, True])
+def test_random_state_must_be_seed_or_generator(name, bad):
+    fn = getattr(hm, name)
+    with pytest.raises(ValueError, match="random_state"):
+        fn(F, Z, random_state=bad)
+
+
+def test_generator_random_state_is_accepted_and_consumed():
+    rng = np.random.default_rng(3)
+    first = hm.r4(F, Z + 0.3 * np.sin(7 * F), random_state=rng)["per_factor"]
+    second = hm.r4(F, Z + 0.3 * np.sin(7 * F), random_state=rng)["per_factor"]
+    again = hm.r4(F, Z + 0.3 * np.sin(7 * F), random_state=np.random.default_rng(3))["per_factor"]
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+def test_same_call_gives_same_numbers(call):
+    rng = np.random.default_rng(4)
+    f = rng.normal(size=(80, 3))
+    z = f @ rng.normal(size=(3, 3)) + 0.5 * rng.normal(size=(80, 3))
+    a, b = call(f, z), call(f, z)
+    flat = lambda d: np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(d)])
+    np.testing.assert_array_equal(flat(a), flat(b))
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+def test_constant_columns_give_finite_scores(call):
+    f, z = F.copy(), Z.copy()
+    f[:, 1] = 0.25  # a constant factor
+    z[:, 2] = -1.0  # a constant code
+    for factors, codes in ((f, z), (np.ones_like(F), z), (f, np.zeros_like(Z)), (np.ones_like(F), np.ones_like(Z))):
+        values = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(call(factors, codes))])
+        assert np.all(np.isfinite(values))
+
+
+def test_categorical_argument_is_checked():
+    with pytest.raises(ValueError, match="marked categorical"):
+        hm.r4(F, Z, categorical=[0])  # column 0 is continuous
+    with pytest.raises(ValueError, match="one flag per column"):
+        hm.mig(F, Z, categorical=np.array([True, False]))
+    with pytest.raises(ValueError, match=r"indices must be in \[0, 3\)"):
+        hm.sap(F, Z, categorical=[5])
+    with pytest.raises(ValueError, match="categorical must be"):
+        hm.dci(F, Z, categorical="yes")
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match="num_splits"):
+        hm.r4(F, Z, num_splits=0)
+    with pytest.raises(ValueError, match="test_size"):
+        hm.r4(F, Z, test_size=1.0)
+    with pytest.raises(ValueError, match="estimator"):
+        hm.r4(F, Z, estimator="forest")
+    with pytest.raises(ValueError, match="num_bins"):
+        hm.mig(F, Z, num_bins=1)
+    with pytest.raises(ValueError, match="discretization"):
+        hm.mig(F, Z, discretization="kmeans")
+
+
+def test_import_does_not_load_tensorflow():
+    code = (
+        "import sys\n"
+        "import hier_metrics, hier_metrics.evaluate, hier_metrics.interventional\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
+        "import numpy as np\n"
+        "f = np.random.default_rng(0).normal(size=(50, 2))\n"
+        "hier_metrics.evaluate_arrays(f, f, metrics=['r4', 'mig', 'sap'])\n"
+        "hier_metrics.lsbd(np.random.default_rng(0).normal(size=(5, 6, 3)))\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow was imported by a metric'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, capture_output=True)
