@@ -85,7 +85,9 @@ def hue_to_rgb(hue) -> np.ndarray:
     Vectorised ``colorsys.hls_to_rgb(h, 0.5, 1)``; the last axis of the result is RGB.
     """
     h6 = 6.0 * np.mod(np.asarray(hue, dtype=np.float64), 1.0)[..., None]
-    return np.clip(np.abs(h6 - np.array([3.0, 2.0, 4.0])) * np.array([1.0, -1.0, -1.0]) + np.array([-1.0, 2.0, 2.0]), 0.0, 1.0)
+    # r = |6h - 3| - 1, g = 2 - |6h - 2|, b = 2 - |6h - 4|, each clipped to [0, 1]
+    sign, offset = np.array([1.0, -1.0, -1.0]), np.array([-1.0, 2.0, 2.0])
+    return np.clip(sign * np.abs(h6 - np.array([3.0, 2.0, 4.0])) + offset, 0.0, 1.0)
 
 
 def rgb_to_hue(rgb) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Rendering processes: each builds the Boxhead scene once and renders the slices it is sent.
 
-The processes are fresh interpreters (``python -m hier_datasets.boxhead.workers``),
-never forks of the caller, so no OpenGL context or TensorFlow thread is inherited,
+The processes are fresh interpreters (``python -c`` running :func:`_serve`), never
+forks of the caller, so no OpenGL context or TensorFlow thread is inherited,
 and the caller's ``__main__`` is not re-imported (no ``if __name__ == "__main__"``
 guard is needed in user scripts). Each process talks over two private pipes:
 
@@ -30,9 +30,17 @@ import numpy as np
 _HEADER = struct.Struct("<q")
 _REPLY = struct.Struct("<Bq")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+# the worker imports the same hier_datasets as its parent: from the folder that holds it
+_ENTRY = (
+    "import sys\n"
+    "root, request_fd, reply_fd = sys.argv[1:4]\n"
+    "if root not in sys.path: sys.path.insert(0, root)\n"
+    "from hier_datasets.boxhead.workers import _serve\n"
+    "_serve(int(request_fd), int(reply_fd))\n"
+)
 
 
-def _read_exact(stream, size: int) -> bytes:
+def _read_exact(stream, size: int) -> bytearray:
     data = bytearray(size)
     view, got = memoryview(data), 0
     while got < size:
@@ -40,7 +48,7 @@ def _read_exact(stream, size: int) -> bytes:
         if not k:
             raise EOFError(f"pipe closed after {got} of {size} bytes")
         got += k
-    return bytes(data)
+    return data
 
 
 class RenderPool:
@@ -57,16 +65,13 @@ class RenderPool:
         return [proc for proc, _, _ in self._workers]
 
     def _start(self, count: int) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         while len(self._workers) < count:
             req_r, req_w = os.pipe()
             rep_r, rep_w = os.pipe()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "hier_datasets.boxhead.workers", str(req_r), str(rep_w)],
+                [sys.executable, "-c", _ENTRY, _PACKAGE_ROOT, str(req_r), str(rep_w)],
                 pass_fds=(req_r, rep_w),
                 stdin=subprocess.DEVNULL,
-                env=env,
             )
             os.close(req_r)
             os.close(rep_w)
@@ -162,6 +167,3 @@ def _serve(request_fd: int, reply_fd: int) -> None:
             replies.write(_REPLY.pack(status, len(payload)) + payload)
             replies.flush()
 
-
-if __name__ == "__main__":
-    _serve(int(sys.argv[1]), int(sys.argv[2]))
