@@ -18,7 +18,10 @@ Built-in architectures (``ARCHITECTURES``):
   ladder: every stage is ``hidden_units`` (default 256). ReLU, no batch norm.
 - ``"burgess"``: Burgess et al. (2018), for 64x64xC images: four 4x4 stride-2
   convolutions of 32 channels, FC 256, FC 256; the decoder mirrors it. ReLU, no
-  batch norm. Single-layer only.
+  batch norm. As a ladder (not in the papers; a light alternative to the Boxhead
+  networks, which hold 159M / 211M parameters as ladders): the same layers cut
+  into three stages at 16x16 and 8x8; lower layers encode through conv 32/4/2 and
+  FC 256 and decode through FC 256 and an FC layer to the stream's shape.
 - ``"boxhead_small"`` / ``"boxhead_large"``: the Boxhead paper's appendix tables 1-4
   (Chen et al.), for 64x64xC images, three stages (three ladder layers). Leaky ReLU,
   batch norm. The large one replaces plain convolutions by 1x1 convolutions and
@@ -89,8 +92,7 @@ class ArchitectureSpec:
     entry g_L being the first applied (from the top latent); ``output`` maps the
     last decoder features to the observation's logits or means, its last layer
     linear. ``ladder_encoder`` maps the features of a lower stage to a flat vector
-    and ``ladder_decoder(shape)`` maps a latent to features of ``shape``; both are
-    ``None`` for single-layer architectures.
+    and ``ladder_decoder(shape)`` maps a latent to features of ``shape``.
     """
 
     name: str
@@ -100,16 +102,12 @@ class ArchitectureSpec:
     encoder_stages: tuple
     decoder_stages: tuple
     output: tuple
-    ladder_encoder: tuple | None = None
-    ladder_decoder: Callable[[tuple], tuple] | None = None
+    ladder_encoder: tuple
+    ladder_decoder: Callable[[tuple], tuple]
 
     @property
     def num_stages(self) -> int:
         return len(self.encoder_stages)
-
-    @property
-    def supports_ladder(self) -> bool:
-        return self.ladder_encoder is not None
 
 
 def _image_channels(name: str, input_shape: tuple) -> int:
@@ -146,16 +144,35 @@ def _mlp(input_shape, hidden_units, ladder_layers):
 
 def _burgess(input_shape, hidden_units, ladder_layers):
     channels = _image_channels("burgess", input_shape)
-    encoder = (Conv(32, 4, 2),) * 4 + (Flatten(), Dense(256), Dense(256))
-    decoder = (Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32))) + (Up(32, 4, 2),) * 3
+    if ladder_layers is None:
+        encoder_stages = ((Conv(32, 4, 2),) * 4 + (Flatten(), Dense(256), Dense(256)),)
+        decoder_stages = ((Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32))) + (Up(32, 4, 2),) * 3,)
+    else:
+        # The same layers cut into three ladder stages (features 16x16, 8x8, flat).
+        encoder_stages = (
+            (Conv(32, 4, 2), Conv(32, 4, 2)),
+            (Conv(32, 4, 2),),
+            (Conv(32, 4, 2), Flatten(), Dense(256), Dense(256)),
+        )
+        decoder_stages = (
+            (Up(32, 4, 2),),  # g1: 16x16 -> 32x32
+            (Up(32, 4, 2),),  # g2: 8x8 -> 16x16
+            (Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32)), Up(32, 4, 2)),  # g3: -> 8x8
+        )
+
+    def ladder_decoder(shape):
+        return (Dense(256), Dense(math.prod(shape)), Reshape(tuple(shape)))
+
     return ArchitectureSpec(
         name="burgess",
         input_shape=input_shape,
         activation="relu",
         batch_norm=False,
-        encoder_stages=(encoder,),
-        decoder_stages=(decoder,),
+        encoder_stages=encoder_stages,
+        decoder_stages=decoder_stages,
         output=(Up(channels, 4, 2),),
+        ladder_encoder=(Conv(32, 4, 2), Flatten(), Dense(256)),
+        ladder_decoder=ladder_decoder,
     )
 
 
@@ -256,7 +273,7 @@ def architecture_spec(name, input_shape, *, hidden_units=None, ladder_layers: in
 
     ``ladder_layers=None`` asks for a single-layer network; a ladder asks for its
     number of latent layers, which must equal the architecture's stage count (3 for
-    the Boxhead architectures; any number for ``"mlp"``). ``hidden_units`` applies
+    the convolutional architectures; any number for ``"mlp"``). ``hidden_units`` applies
     to ``"mlp"`` only.
     """
     ladder = ladder_layers is not None
@@ -265,13 +282,6 @@ def architecture_spec(name, input_shape, *, hidden_units=None, ladder_layers: in
     if hidden_units is not None and name != "mlp":
         raise ValueError(f"hidden_units applies to architecture 'mlp' only, got architecture {name!r}")
     spec = _BUILDERS[name](tuple(input_shape), hidden_units, ladder_layers)
-    if ladder:
-        if not spec.supports_ladder:
-            raise ValueError(
-                f"architecture {name!r} has no ladder form; ladders take 'mlp', 'boxhead_small' or 'boxhead_large'"
-            )
-        if ladder_layers != spec.num_stages:
-            raise ValueError(
-                f"architecture {name!r} has {spec.num_stages} ladder layers, got num_layers={ladder_layers}"
-            )
+    if ladder and ladder_layers != spec.num_stages:
+        raise ValueError(f"architecture {name!r} has {spec.num_stages} ladder layers, got num_layers={ladder_layers}")
     return spec

@@ -243,7 +243,7 @@ class ProVLAE(_ProgressiveLadder):
     architecture=None, activation=None, hidden_units=None, likelihood=None,
     observation_std=..., seed=None)``: by default 3 layers x 4 latents; architecture
     ``"mlp"`` for series, ``"boxhead_small"`` for 64x64 images (or
-    ``"boxhead_large"``). Every layer's prior is N(0, I). Metrics: ``loss``,
+    ``"boxhead_large"``, or the much lighter ``"burgess"`` ladder). Every layer's prior is N(0, I). Metrics: ``loss``,
     ``reconstruction``, ``kl`` (all layers), ``kl_1`` .. ``kl_L``, ``beta`` (top
     layer's current weight), ``alpha_1`` .. ``alpha_(L-1)``.
     """

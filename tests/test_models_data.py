@@ -1,0 +1,140 @@
+"""hier_models.pipeline on tiny TFDS builds; also home of the shared ``tiny_data_dir`` fixture.
+
+The tiny builders are the real Chopsticks and Spaceshapes builders with small split
+sizes, registered under their own names (TFDS refuses a custom config that reuses
+the name of a registered one).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+import hier_datasets
+import hier_models
+from hier_datasets.builder import HierarchicalConfig
+from hier_datasets.chopsticks.builder import ChopsticksBuilder
+from hier_datasets.spaceshapes.builder import SpaceshapesBuilder
+
+CHOPSTICKS = "chopsticks_models_tiny/depth2_either"
+SPACESHAPES = "spaceshapes_models_tiny"
+TRAIN_SIZES = {CHOPSTICKS: 512, SPACESHAPES: 256}
+
+
+class ChopsticksModelsTiny(ChopsticksBuilder):
+    name = "chopsticks_models_tiny"
+    pkg_dir_path = ChopsticksBuilder._get_pkg_dir_path()
+    BUILDER_CONFIGS = [HierarchicalConfig(name="depth2_either", train_size=512, test_size=128)]
+    DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
+
+
+class SpaceshapesModelsTiny(SpaceshapesBuilder):
+    name = "spaceshapes_models_tiny"
+    pkg_dir_path = SpaceshapesBuilder._get_pkg_dir_path()
+    BUILDER_CONFIGS = [HierarchicalConfig(name="default", train_size=256, test_size=64)]
+
+
+@pytest.fixture(scope="session")
+def tiny_data_dir(tmp_path_factory):
+    """A data dir holding the tiny Chopsticks (512/128) and Spaceshapes (256/64) builds."""
+    data_dir = str(tmp_path_factory.mktemp("tfds"))
+    for name in (CHOPSTICKS, SPACESHAPES):
+        tfds.builder(name, data_dir=data_dir).download_and_prepare()
+    return data_dir
+
+
+def _stored(name, data_dir, split="train"):
+    ds = tfds.load(name, split=split, data_dir=data_dir, shuffle_files=False)
+    key = "series" if name.startswith("chopsticks") else "image"
+    return np.stack([ex[key] for ex in tfds.as_numpy(ds)])
+
+
+def _collect(ds):
+    return np.concatenate([b.numpy() for b in ds])
+
+
+def test_series_are_passed_as_stored(tiny_data_dir):
+    got = _collect(hier_models.pipeline(CHOPSTICKS, "train", 100, data_dir=tiny_data_dir, shuffle=False))
+    stored = _stored(CHOPSTICKS, tiny_data_dir)
+    assert got.dtype == np.float32 and got.shape == (512, 64)
+    np.testing.assert_array_equal(got, stored)
+
+
+def test_spaceshapes_images_are_scaled_by_their_maximum_one_not_255(tiny_data_dir):
+    got = _collect(hier_models.pipeline(SPACESHAPES, "test", 16, data_dir=tiny_data_dir, shuffle=False))
+    stored = _stored(SPACESHAPES, tiny_data_dir, split="test")
+    assert got.dtype == np.float32 and got.shape == (64, 64, 64, 1)
+    assert set(np.unique(got)) == {0.0, 1.0}
+    np.testing.assert_array_equal(got, stored.astype(np.float32))
+
+
+def test_max_value_overrides_the_scale(tiny_data_dir):
+    got = _collect(hier_models.pipeline(SPACESHAPES, "test", 64, data_dir=tiny_data_dir, shuffle=False, max_value=4))
+    assert set(np.unique(got)) == {0.0, 0.25}
+    with pytest.raises(ValueError, match="max_value"):
+        hier_models.pipeline(CHOPSTICKS, "test", 8, data_dir=tiny_data_dir, max_value=2)
+
+
+def test_rgb_uint8_observations_are_divided_by_255(tiny_data_dir):
+    # a builder without a known maximum falls back to the dtype's (255 for uint8)
+    from hier_models.data import observation_scale
+
+    builder = tfds.builder(SPACESHAPES, data_dir=tiny_data_dir)
+    assert observation_scale(builder) == 1.0
+
+    class Unknown:
+        name = "unknown_rgb"
+        info = builder.info
+
+    assert observation_scale(Unknown()) == pytest.approx(1 / 255)
+
+
+def test_shuffling_is_deterministic_given_the_seed(tiny_data_dir):
+    def first_batches(seed):
+        ds = hier_models.pipeline(CHOPSTICKS, "train", 64, data_dir=tiny_data_dir, seed=seed)
+        epoch1, epoch2 = _collect(ds), _collect(ds)
+        return epoch1, epoch2
+
+    a1, a2 = first_batches(0)
+    b1, b2 = first_batches(0)
+    c1, _ = first_batches(1)
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    assert not np.array_equal(a1, c1)
+    assert not np.array_equal(a1, a2)  # reshuffled every epoch
+    stored = _stored(CHOPSTICKS, tiny_data_dir)
+    assert not np.array_equal(a1, stored)
+    # a shuffle is a permutation: the same rows in another order
+    np.testing.assert_array_equal(np.sort(a1, axis=0), np.sort(stored, axis=0))
+
+
+def test_with_factors_yields_pairs_batched_and_prefetched(tiny_data_dir):
+    ds = hier_models.pipeline(SPACESHAPES, "train", 32, data_dir=tiny_data_dir, with_factors=True, drop_remainder=True)
+    x_spec, y_spec = ds.element_spec
+    assert x_spec.shape.as_list() == [32, 64, 64, 1] and x_spec.dtype == tf.float32
+    num_factors = len(hier_datasets.ground_truth("spaceshapes").factor_names)
+    assert y_spec.shape.as_list() == [32, num_factors]
+    assert sum(1 for _ in ds) == 256 // 32
+
+
+def test_repeat_and_split_slices(tiny_data_dir):
+    ds = hier_models.pipeline(CHOPSTICKS, "train[:100]", 30, data_dir=tiny_data_dir, repeat=True)
+    batches = list(ds.take(10))
+    assert all(b.shape == (30, 64) for b in batches[:3])
+    assert len(batches) == 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": 2.5}, "batch_size"),
+        ({"shuffle_buffer": 0}, "shuffle_buffer"),
+        ({"seed": "zero"}, "seed"),
+    ],
+)
+def test_bad_arguments_raise(tiny_data_dir, kwargs, match):
+    args = {"batch_size": 8, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        hier_models.pipeline(CHOPSTICKS, "train", data_dir=tiny_data_dir, **args)

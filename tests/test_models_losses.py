@@ -1,0 +1,151 @@
+"""Loss terms: closed forms, the minibatch-weighted TC estimator, the FactorVAE permutation."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import hier_models
+from hier_models import losses
+from hier_models.base import DEFAULT_OBSERVATION_STD
+
+
+def np_(x):
+    return np.asarray(x)
+
+
+def test_gaussian_kl_matches_the_closed_form_on_known_values():
+    mean = np.array([[1.0, 0.0, -2.0]])
+    logvar = np.log(np.array([[1.0, 2.0, 0.5]]))
+    # 0.5 * [(1 + 1 - 1 - 0) + (0 + 2 - 1 - log 2) + (4 + 0.5 - 1 + log 2)] = 0.5 * 5.5
+    assert np_(losses.gaussian_kl(mean, logvar)) == pytest.approx([2.75], abs=1e-9)
+    assert np_(losses.gaussian_kl(np.zeros((2, 4)), np.zeros((2, 4)))) == pytest.approx([0.0, 0.0])
+
+
+def test_gaussian_kl_agrees_with_monte_carlo():
+    rng = np.random.default_rng(0)
+    mean, std = np.array([0.5, -1.0]), np.array([0.7, 1.5])
+    z = mean + std * rng.standard_normal((400_000, 2))
+    log_q = -0.5 * (((z - mean) / std) ** 2 + np.log(2 * np.pi * std**2))
+    log_p = -0.5 * (z**2 + np.log(2 * np.pi))
+    mc = np.mean(np.sum(log_q - log_p, axis=1))
+    closed = np_(losses.gaussian_kl(mean[None], np.log(std**2)[None]))[0]
+    assert closed == pytest.approx(mc, abs=0.01)
+
+
+def test_gaussian_kl_between_closed_form():
+    mq, vq, mp, vp = 1.0, 0.5, -1.0, 2.0
+    expected = 0.5 * (math.log(vp / vq) + (vq + (mq - mp) ** 2) / vp - 1)
+    got = np_(losses.gaussian_kl_between(np.array([[mq]]), np.log([[vq]]), np.array([[mp]]), np.log([[vp]])))
+    assert got[0] == pytest.approx(expected, abs=1e-9)
+    m, lv = np.array([[0.3, -0.2]]), np.array([[0.1, -0.4]])
+    assert np_(losses.gaussian_kl_between(m, lv, m, lv))[0] == pytest.approx(0.0, abs=1e-12)
+    standard = np_(losses.gaussian_kl_between(m, lv, np.zeros_like(m), np.zeros_like(lv)))
+    np.testing.assert_allclose(standard, np_(losses.gaussian_kl(m, lv)))
+
+
+def test_merge_gaussians_is_the_precision_weighted_product():
+    mean, logvar = losses.merge_gaussians(np.array([[0.0]]), np.log([[1.0]]), np.array([[2.0]]), np.log([[3.0]]))
+    # precision 1 + 1/3 = 4/3 -> var 3/4; mean (0 * 1 + 2 / 3) * 3/4 = 1/2
+    assert np_(mean)[0, 0] == pytest.approx(0.5)
+    assert math.exp(np_(logvar)[0, 0]) == pytest.approx(0.75)
+
+
+def test_likelihoods_closed_forms():
+    x = np.array([[0.0, 1.0, 0.25]])
+    logits = np.array([[0.3, -1.2, 2.0]])
+    p = 1 / (1 + np.exp(-logits))
+    expected = -np.sum(x * np.log(p) + (1 - x) * np.log(1 - p))
+    assert np_(losses.bernoulli_nll(x, logits))[0] == pytest.approx(expected, rel=1e-9)
+    mean = np.array([[0.1, 0.9, 0.0]])
+    std = DEFAULT_OBSERVATION_STD
+    sse = np.sum((x - mean) ** 2)
+    # std = 200 ** -0.5 makes the NLL 100 x the sum of squared errors plus a constant
+    const = 3 * (math.log(std) + 0.5 * math.log(2 * math.pi))
+    assert np_(losses.gaussian_nll(x, mean, std))[0] == pytest.approx(100 * sse + const, rel=1e-9)
+    # images: sums over every non-batch axis
+    img = np.zeros((2, 4, 4, 3))
+    assert np_(losses.bernoulli_nll(img, np.zeros_like(img))) == pytest.approx([48 * math.log(2)] * 2)
+
+
+def test_minibatch_weights_sum_to_one_per_row():
+    w = np.exp(np_(losses.minibatch_log_weights(5, dataset_size=1000)))
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-6)
+    assert w[0, 0] == pytest.approx(1 / 1000)
+    assert w[0, 1] == pytest.approx(999 / (1000 * 4))
+    uniform = np.exp(np_(losses.minibatch_log_weights(4)))
+    np.testing.assert_allclose(uniform, 0.25)
+    assert np.exp(np_(losses.minibatch_log_weights(1, dataset_size=10)))[0, 0] == pytest.approx(1.0)
+
+
+def _codes(cov_means, n, posterior_var, seed):
+    rng = np.random.default_rng(seed)
+    d = cov_means.shape[0]
+    mean = rng.multivariate_normal(np.zeros(d), cov_means, size=n).astype(np.float32)
+    logvar = np.full((n, d), math.log(posterior_var), np.float32)
+    z = (mean + math.sqrt(posterior_var) * rng.standard_normal((n, d))).astype(np.float32)
+    return z, mean, logvar
+
+
+def _gaussian_tc(cov):
+    """TC of a Gaussian: sum of marginal entropies minus joint entropy."""
+    return 0.5 * (np.sum(np.log(np.diag(cov))) - np.linalg.slogdet(cov)[1])
+
+
+def test_tc_is_near_zero_for_independent_gaussian_codes():
+    estimates = [
+        float(losses.total_correlation(*_codes(np.eye(3), 1000, 0.5, seed))) for seed in range(3)
+    ]
+    assert max(abs(e) for e in estimates) < 0.05, estimates
+
+
+def test_tc_is_clearly_positive_and_close_to_the_truth_for_correlated_codes():
+    rho = 0.9
+    cov = np.full((3, 3), rho) + (1 - rho) * np.eye(3)
+    z, mean, logvar = _codes(cov, 1000, 0.5, seed=0)
+    estimate = float(losses.total_correlation(z, mean, logvar))
+    truth = _gaussian_tc(cov + 0.5 * np.eye(3))  # aggregate posterior: means + noise
+    assert truth > 0.5
+    assert estimate == pytest.approx(truth, abs=0.1)
+
+
+def test_tc_decomposition_adds_up_to_the_sampled_kl():
+    z, mean, logvar = _codes(np.eye(4), 256, 0.3, seed=1)
+    parts = losses.tc_decomposition(z, mean, logvar, dataset_size=10_000)
+    log_q = np.sum(-0.5 * (np.log(2 * np.pi) + logvar + (z - mean) ** 2 / np.exp(logvar)), axis=1)
+    log_p = np.sum(-0.5 * (np.log(2 * np.pi) + z**2), axis=1)
+    total = float(parts["mi"] + parts["tc"] + parts["dwkl"])
+    assert total == pytest.approx(float(np.mean(log_q - log_p)), rel=1e-4)
+
+
+def test_permute_dims_keeps_every_marginal_and_breaks_dependence():
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((512, 1))
+    z = np.concatenate([base, base + 0.1 * rng.standard_normal((512, 1)), rng.standard_normal((512, 2))], axis=1)
+    z = z.astype(np.float32)
+    permuted = np_(losses.permute_dims(z, tf.constant([3, 4], tf.int64)))
+    assert permuted.shape == z.shape
+    np.testing.assert_array_equal(np.sort(permuted, axis=0), np.sort(z, axis=0))
+    moved = np.mean(permuted != z, axis=0)
+    assert np.all(moved > 0.9)  # each column really is shuffled
+    assert np.corrcoef(z[:, 0], z[:, 1])[0, 1] > 0.95
+    assert abs(np.corrcoef(permuted[:, 0], permuted[:, 1])[0, 1]) < 0.15
+    # columns get different permutations; the same seed gives the same result
+    assert not np.array_equal(np.argsort(permuted[:, 2]), np.argsort(permuted[:, 3]))
+    again = np_(losses.permute_dims(z, tf.constant([3, 4], tf.int64)))
+    np.testing.assert_array_equal(permuted, again)
+    other = np_(losses.permute_dims(z, tf.constant([3, 5], tf.int64)))
+    assert not np.array_equal(permuted, other)
+
+
+def test_vae_kl_metric_equals_the_closed_form_of_its_posteriors():
+    x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
+    model = hier_models.VAE((64,), latent_dim=5, seed=0)
+    model.compile()
+    mean, logvar = (t.numpy().astype(np.float64) for t in model.posterior(x))
+    closed = np.mean(0.5 * np.sum(mean**2 + np.exp(logvar) - 1 - logvar, axis=1))
+    reported = model.evaluate(x, batch_size=64, verbose=0, return_dict=True)
+    assert reported["kl"] == pytest.approx(closed, rel=1e-5)
+    assert reported["loss"] == pytest.approx(reported["reconstruction"] + 1.0 * reported["kl"], rel=1e-5)
