@@ -40,13 +40,18 @@ def bin_index(x_train: np.ndarray, x_test: np.ndarray, num_bins: int):
     """Bin ids of the train and test values and the number of bins.
 
     A variable with at most ``num_bins`` distinct training values gets one bin per value
-    (so categorical inputs are used as they are); otherwise bins are training quantiles.
+    (so categorical inputs are used as they are). Otherwise every value that holds more
+    than a bin's share of the rows (an atom, such as the 0 of an inactive dimension)
+    gets a bin of its own, and the remaining bins are quantiles of the distinct values,
+    so that an atom does not swallow the bins meant for the continuous part.
     """
-    uniques = np.unique(x_train)
+    uniques, counts = np.unique(x_train, return_counts=True)
     if uniques.size <= num_bins:
         edges = (uniques[1:] + uniques[:-1]) / 2
     else:
-        edges = np.unique(np.quantile(x_train, np.linspace(0, 1, num_bins + 1)[1:-1]))
+        atoms = uniques[counts > x_train.size / num_bins]
+        spread = np.quantile(uniques, np.linspace(0, 1, num_bins - atoms.size + 1)[1:-1])
+        edges = np.unique(np.concatenate([spread, atoms, np.nextafter(atoms, np.inf)]))
     return (
         np.searchsorted(edges, x_train, side="right"),
         np.searchsorted(edges, x_test, side="right"),
