@@ -46,30 +46,35 @@ from hier_models.validation import (
 __all__ = ["ProLVAE", "ProVLAE", "resolve_latents_per_layer"]
 
 
-def resolve_latents_per_layer(latent_dim, latents_per_layer, num_layers) -> tuple[int, ...]:
-    """Layer sizes from the constructor's ``latent_dim`` / ``latents_per_layer`` / ``num_layers``.
+def resolve_latents_per_layer(latent_dim=None, latents_per_layer=None, num_layers=None) -> tuple[int, ...]:
+    """Layer sizes (layer 1 first) from the constructor's arguments.
 
-    ``latents_per_layer`` is an int (the same size for ``num_layers`` layers) or a
-    sequence (layer 1 first). Without it, ``latent_dim`` is split evenly over
-    ``num_layers``; without either, 4 per layer. If both are given they must agree.
+    ``latents_per_layer`` is an int (the same size for each of ``num_layers`` layers)
+    or a sequence of sizes. Without it, ``latent_dim`` is split evenly over
+    ``num_layers``; without either, 4 per layer. ``num_layers`` defaults to the
+    sequence's length, else 3. Arguments given together must agree.
     """
-    num_layers = check_positive_int("num_layers", num_layers)
-    if latents_per_layer is None:
-        if latent_dim is None:
-            return (4,) * num_layers
-        latent_dim = check_positive_int("latent_dim", latent_dim)
-        if latent_dim % num_layers:
-            raise ValueError(
-                f"latent_dim={latent_dim} cannot be split evenly over num_layers={num_layers}; "
-                "pass latents_per_layer instead"
-            )
-        return (latent_dim // num_layers,) * num_layers
-    if isinstance(latents_per_layer, (int, np.integer)) and not isinstance(latents_per_layer, bool):
-        sizes = (check_positive_int("latents_per_layer", latents_per_layer),) * num_layers
-    else:
+    sized = latents_per_layer is not None and not isinstance(latents_per_layer, (int, np.integer))
+    if sized:
         sizes = tuple(check_positive_int(f"latents_per_layer[{i}]", k) for i, k in enumerate(latents_per_layer))
         if not sizes:
             raise ValueError("latents_per_layer must not be empty")
+        if num_layers is not None and check_positive_int("num_layers", num_layers) != len(sizes):
+            raise ValueError(f"num_layers={num_layers} does not match latents_per_layer={list(sizes)}")
+    else:
+        num_layers = 3 if num_layers is None else check_positive_int("num_layers", num_layers)
+        if latents_per_layer is not None:
+            sizes = (check_positive_int("latents_per_layer", latents_per_layer),) * num_layers
+        elif latent_dim is None:
+            sizes = (4,) * num_layers
+        else:
+            latent_dim = check_positive_int("latent_dim", latent_dim)
+            if latent_dim % num_layers:
+                raise ValueError(
+                    f"latent_dim={latent_dim} cannot be split evenly over num_layers={num_layers}; "
+                    "pass latents_per_layer instead"
+                )
+            sizes = (latent_dim // num_layers,) * num_layers
     if latent_dim is not None and check_positive_int("latent_dim", latent_dim) != sum(sizes):
         raise ValueError(f"latent_dim={latent_dim} does not match latents_per_layer={list(sizes)} (sum {sum(sizes)})")
     return sizes
@@ -100,9 +105,6 @@ class _ProgressiveLadder(Autoencoder):
         **kwargs,
     ):
         super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
-        if num_layers is None:
-            sized = latents_per_layer is not None and not isinstance(latents_per_layer, (int, np.integer))
-            num_layers = len(latents_per_layer) if sized else 3
         sizes = resolve_latents_per_layer(latent_dim, latents_per_layer, num_layers)
         self.latents_per_layer = sizes
         self.num_layers = len(sizes)
