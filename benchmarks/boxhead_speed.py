@@ -13,7 +13,8 @@ Mesa's llvmpipe):
 - a TFDS build of ``boxhead1`` at a small size (in its own process), end to end.
 
 Timings of ``ours`` are the best of three runs. Rates are images per second of wall
-time and images per CPU second of the measuring process (the latter is what a core delivers when the machine is busy with other work).
+time and images per CPU second of the measuring process (the latter is what a core
+delivers when the machine is busy with other work).
 Results go to ``docs/results/boxhead_speed.json`` and ``.md``::
 
     python benchmarks/boxhead_speed.py [--images 5000] [--naive-images 100] [--build 5000]

@@ -1,21 +1,28 @@
 """The Boxhead scene: geometry from Open3D, off-screen rendering with PyVista (VTK).
 
-Units follow the authors' scene (SPEC.md section 3). The floor is the plane z = 0;
-the cube spans x, y in [-1, 1] and z in [0, 2] and is scaled by ``scale`` about the
-origin, so it grows from the floor. On its +x face a 2x2 block of squares, together
-0.86 of the face width (each square 0.86 units wide) and protruding 0.02 units, is
-coloured by the four micro hues: ``micro_hue1`` top left, ``micro_hue2`` top right,
-``micro_hue3`` bottom left, ``micro_hue4`` bottom right, as seen at azimuth 0. A back
-wall at x = -5 and side walls at y = +/-7 share the wall hue. The camera orbits the
-point (0, 0, 2) at distance 12 and 1 degree of elevation; ``azimuth`` turns it about
-the vertical axis (0: on the +x axis, facing the squares; positive: towards +y).
-One white directional light fixed in the room plus ambient light shade the faces;
-shading scales a fully saturated colour without changing its hue.
+Cube, squares and camera follow the authors' scene (SPEC.md section 3). The floor
+is the plane z = 0; the cube spans x, y in [-1, 1] and z in [0, 2] and is scaled by
+``scale`` about the origin, so it grows from the floor. On its +x face a 2x2 block
+of squares, together 0.86 of the face width (each square 0.86 units wide) and
+protruding 0.02 units, is coloured by the four micro hues: ``micro_hue1`` top left,
+``micro_hue2`` top right, ``micro_hue3`` bottom left, ``micro_hue4`` bottom right,
+as seen at azimuth 0. The camera orbits the point (0, 0, 2) at distance 12 and 1
+degree of elevation; ``azimuth`` turns it about the vertical axis (0: on the +x
+axis, facing the squares; positive: towards +y).
 
-A :class:`Scene` is built once and reused: per image only colours (shader uniforms),
-the cube's scale and the camera position change. Rendering needs an OpenGL implementation; on a
-machine without a display (``DISPLAY`` unset) VTK's EGL render window is selected,
-which Mesa's software rasteriser (llvmpipe) serves without a GPU.
+Chosen here (the sources do not give them): a back wall at x = -5 and side walls at
+y = +/-7 sharing the wall hue, tall and long enough to fill every view; VTK's
+default 30 degree view angle; one white directional light fixed in the room plus
+ambient light (ambient 0.35 + diffuse 0.65, no specular), so that shading scales a
+fully saturated colour without changing its hue; no anti-aliasing.
+
+A :class:`Scene` is built once and reused: per image only colours (shader
+uniforms), the cube's scale and the camera position change. Rendering needs an
+OpenGL implementation; on a machine without a display (``DISPLAY`` unset) VTK's EGL
+render window is selected, which Mesa's software rasteriser (llvmpipe) serves
+without a GPU. Mesa's OpenGL and TensorFlow crash in one process, so
+:class:`Scene` refuses to start where TensorFlow is imported; the dataset renders
+in :mod:`hier_datasets.boxhead.workers` processes.
 """
 from __future__ import annotations
 
@@ -138,7 +145,8 @@ class Scene:
             self.actors[name] = self.plotter.add_mesh(
                 to_polydata(mesh), color="white", ambient=AMBIENT, diffuse=DIFFUSE, specular=0.0, reset_camera=False
             )
-        self.plotter.add_light(pv.Light(position=LIGHT_POSITION, focal_point=(0, 0, 0), color="white", light_type="scene light"))
+        light = pv.Light(position=LIGHT_POSITION, focal_point=(0, 0, 0), color="white", light_type="scene light")
+        self.plotter.add_light(light)
         self._colours = [_colour_uniform(self.actors[name]) for name in PAINTED]
         self._scaled = [self.actors[name] for name in _SCALED]
         self.camera = self.plotter.renderer.GetActiveCamera()

@@ -96,7 +96,9 @@ class RenderPool:
         except (EOFError, OSError) as err:
             codes = [proc.poll() for proc in self.processes]
             self.close()
-            raise RuntimeError(f"a Boxhead rendering process stopped (exit codes {codes}); see its messages above") from err
+            raise RuntimeError(
+                f"a Boxhead rendering process stopped (exit codes {codes}); see its messages above"
+            ) from err
         except RuntimeError:
             self.close()
             raise
