@@ -300,6 +300,11 @@ def test_identical_images_whatever_the_number_of_processes(monkeypatch):
     assert workers.running() == [] and all(p.poll() is not None for p in procs), "close() stops the processes"
 
 
+def test_default_number_of_processes():
+    assert Boxhead().workers == min(len(os.sched_getaffinity(0)), generator.DEFAULT_MAX_WORKERS)
+    assert generator.DEFAULT_MAX_WORKERS == 8
+
+
 def test_small_batches_use_one_process():
     workers.shutdown()
     gt = Boxhead("boxhead1", workers=4)

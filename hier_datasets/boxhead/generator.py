@@ -60,6 +60,8 @@ AZIMUTH_RANGE = (-math.pi / 6, math.pi / 6)
 MACRO_LEVELS, MICRO_LEVELS, OTHER_LEVELS = 7, 4, 10
 #: a batch is split over at most ``len(batch) // MIN_IMAGES_PER_WORKER`` rendering processes
 MIN_IMAGES_PER_WORKER = 256
+#: default number of rendering processes at most (each holds about 0.5 GB)
+DEFAULT_MAX_WORKERS = 8
 
 
 def uniform_levels(low: float, high: float, n: int) -> np.ndarray:
@@ -135,7 +137,8 @@ def _check_variant(variant) -> None:
 
 def _check_workers(workers) -> int:
     if workers is None:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return min(cores, DEFAULT_MAX_WORKERS)
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
         raise ValueError(
             f"workers must be an integer >= 0 (0: render in this process) or None (one per core), got {workers!r}"
@@ -148,7 +151,8 @@ class Boxhead(GroundTruth):
 
     Args:
       variant: ``"boxhead1"``, ``"boxhead2"`` or ``"boxhead3"``.
-      workers: rendering processes (``None``: one per available core). Each is a
+      workers: rendering processes (``None``: one per available core, at most
+        ``DEFAULT_MAX_WORKERS``; each holds about 0.5 GB). Each is a
         fresh interpreter that builds the scene once and renders a contiguous slice
         of every batch; the images do not depend on the number of processes.
         Batches of fewer than ``MIN_IMAGES_PER_WORKER`` images per process use
