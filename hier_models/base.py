@@ -215,10 +215,13 @@ class Autoencoder(keras.Model):
     def metrics(self):
         return list(self._trackers.values())
 
+    def _forward_batch(self, data, training: bool):
+        """Loss terms of one ``fit`` / ``evaluate`` batch (observations or pairs)."""
+        return self._forward(self._observations(data), training=training)
+
     def train_step(self, data):
-        x = self._observations(data)
         with tf.GradientTape() as tape:
-            terms, aux = self._forward(x, training=True)
+            terms, aux = self._forward_batch(data, training=True)
         variables = self._main_variables()
         grads = tape.gradient(terms["loss"], variables)
         pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
@@ -228,8 +231,7 @@ class Autoencoder(keras.Model):
         return self._record(terms)
 
     def test_step(self, data):
-        x = self._observations(data)
-        terms, aux = self._forward(x, training=False)
+        terms, aux = self._forward_batch(data, training=False)
         terms.update(self._auxiliary_step(aux, training=False))
         return self._record(terms)
 

@@ -7,30 +7,15 @@ from keras import ops
 
 from hier_models import losses
 from hier_models.base import DEFAULT_OBSERVATION_STD
+from hier_models.adversarial import Adversarial, build_discriminator, default_discriminator_optimizer
 from hier_models.validation import check_non_negative, check_units
 from hier_models.vae import VAE
 
 __all__ = ["FactorVAE", "build_discriminator", "default_discriminator_optimizer"]
 
 
-def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discriminator") -> keras.Model:
-    """Codes -> one logit (code drawn from q(z) rather than prod_d q(z_d)); leaky ReLU MLP."""
-    units = check_units("discriminator_units", units)
-    z = keras.Input((latent_dim,), name=f"{name}_input")
-    h = z
-    for i, width in enumerate(units, start=1):
-        h = keras.layers.Dense(width, activation="leaky_relu", name=f"{name}_{i}_dense")(h)
-    logit = keras.layers.Dense(1, name=f"{name}_logit")(h)
-    return keras.Model(z, logit, name=name)
-
-
-def default_discriminator_optimizer() -> keras.optimizers.Optimizer:
-    """Adam(1e-4, beta_1=0.5, beta_2=0.9), the FactorVAE paper's discriminator optimiser."""
-    return keras.optimizers.Adam(learning_rate=1e-4, beta_1=0.5, beta_2=0.9)
-
-
 @keras.saving.register_keras_serializable(package="hier_models")
-class FactorVAE(VAE):
+class FactorVAE(Adversarial, VAE):
     """VAE + ``gamma`` x total correlation estimated by a discriminator.
 
     ``FactorVAE(input_shape, latent_dim=10, *, gamma=10.0, beta=1.0,
@@ -92,34 +77,6 @@ class FactorVAE(VAE):
         beta = self.beta * fraction
         return beta * kl + self.gamma * tc, {"beta": beta, "tc": tc}
 
-    def _main_variables(self):
-        own = {id(v) for v in self.discriminator.trainable_variables}
-        return [v for v in self.trainable_variables if id(v) not in own]
-
     def _auxiliary_step(self, z, training):
-        z = tf.stop_gradient(z)
-        permuted = losses.permute_dims(z, self._seed(1))
-        variables = self.discriminator.trainable_variables
-        with tf.GradientTape() as tape:
-            real = self.discriminator(z)
-            fake = self.discriminator(permuted)
-            loss = 0.5 * (ops.mean(ops.softplus(-real)) + ops.mean(ops.softplus(fake)))
-        if training:
-            grads = tape.gradient(loss, variables)
-            self.discriminator_optimizer.apply_gradients(zip(grads, variables))
-        hits = ops.concatenate([ops.cast(real > 0, "float32"), ops.cast(fake <= 0, "float32")], axis=0)
-        return {"discriminator_loss": loss, "discriminator_accuracy": ops.mean(hits)}
-
-    def compile(self, optimizer="adam", discriminator_optimizer=None, **kwargs):
-        """As :meth:`Autoencoder.compile`, plus the discriminator's own optimiser."""
-        super().compile(optimizer=optimizer, **kwargs)
-        if discriminator_optimizer is None:
-            discriminator_optimizer = default_discriminator_optimizer()
-        self.discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
-        self.discriminator_optimizer.build(self.discriminator.trainable_variables)
-
-    def get_compile_config(self):
-        config = super().get_compile_config()
-        if config and self.discriminator_optimizer is not None:
-            config["discriminator_optimizer"] = keras.saving.serialize_keras_object(self.discriminator_optimizer)
-        return config
+        permuted = losses.permute_dims(tf.stop_gradient(z), self._seed(1))
+        return self._discriminator_step(z, permuted, training)

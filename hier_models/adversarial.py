@@ -1,0 +1,77 @@
+"""The density-ratio discriminator shared by FactorVAE and COFHAE.
+
+A discriminator tells codes ``z`` drawn from the joint (label 1) from codes whose
+dimensions were shuffled across the batch (label 0). Its logit estimates
+``log q(z) / prod_d q(z_d)``, so its mean over a batch estimates the total
+correlation that the encoder is penalised with (Kim & Mnih 2018).
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from hier_models.validation import check_units
+
+__all__ = ["Adversarial", "build_discriminator", "default_discriminator_optimizer", "discriminator_step"]
+
+
+def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discriminator") -> keras.Model:
+    """Codes -> one logit (code drawn from q(z) rather than prod_d q(z_d)); leaky ReLU MLP."""
+    units = check_units("discriminator_units", units)
+    z = keras.Input((latent_dim,), name=f"{name}_input")
+    h = z
+    for i, width in enumerate(units, start=1):
+        h = keras.layers.Dense(width, activation="leaky_relu", name=f"{name}_{i}_dense")(h)
+    logit = keras.layers.Dense(1, name=f"{name}_logit")(h)
+    return keras.Model(z, logit, name=name)
+
+
+def default_discriminator_optimizer() -> keras.optimizers.Optimizer:
+    """Adam(1e-4, beta_1=0.5, beta_2=0.9), the FactorVAE paper's discriminator optimiser."""
+    return keras.optimizers.Adam(learning_rate=1e-4, beta_1=0.5, beta_2=0.9)
+
+
+def discriminator_step(discriminator, optimizer, real, fake) -> dict:
+    """Logistic loss on ``real`` (label 1) vs ``fake`` (label 0); one optimiser step
+    unless ``optimizer`` is None. Returns ``discriminator_loss`` and ``_accuracy``."""
+    real, fake = tf.stop_gradient(real), tf.stop_gradient(fake)
+    variables = discriminator.trainable_variables
+    with tf.GradientTape() as tape:
+        real_logit = discriminator(real)
+        fake_logit = discriminator(fake)
+        loss = 0.5 * (ops.mean(ops.softplus(-real_logit)) + ops.mean(ops.softplus(fake_logit)))
+    if optimizer is not None:
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+    hits = ops.concatenate([ops.cast(real_logit > 0, "float32"), ops.cast(fake_logit <= 0, "float32")], axis=0)
+    return {"discriminator_loss": loss, "discriminator_accuracy": ops.mean(hits)}
+
+
+class Adversarial:
+    """Mixin for an :class:`~hier_models.base.Autoencoder` with a ``self.discriminator``:
+    its own optimiser, kept out of the main update and saved with the compile config."""
+
+    discriminator_optimizer = None
+
+    def _main_variables(self):
+        own = {id(v) for v in self.discriminator.trainable_variables}
+        return [v for v in self.trainable_variables if id(v) not in own]
+
+    def _discriminator_step(self, real, fake, training: bool) -> dict:
+        return discriminator_step(self.discriminator, self.discriminator_optimizer if training else None, real, fake)
+
+    def compile(self, optimizer="adam", discriminator_optimizer=None, **kwargs):
+        """As :meth:`Autoencoder.compile`, plus the discriminator's own optimiser
+        (default :func:`default_discriminator_optimizer`)."""
+        super().compile(optimizer=optimizer, **kwargs)
+        if discriminator_optimizer is None:
+            discriminator_optimizer = default_discriminator_optimizer()
+        self.discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
+        self.discriminator_optimizer.build(self.discriminator.trainable_variables)
+
+    def get_compile_config(self):
+        config = super().get_compile_config()
+        if config and self.discriminator_optimizer is not None:
+            config["discriminator_optimizer"] = keras.saving.serialize_keras_object(self.discriminator_optimizer)
+        return config

@@ -1,0 +1,151 @@
+"""COFHAE: hierarchical encoding, conditional permutation, targets, training, saving."""
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import hier_datasets
+from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_models.cofhae import (
+    COFHAE,
+    HierarchicalEncoding,
+    conditional_permute,
+    targets_from_assignments,
+    targets_from_factors,
+)
+
+SHIP = Group(("angle",), Categorical("jet", (("none", Group()), ("jet", Group(("jetlen",))))))
+SPACESHAPES = Hierarchy(Group(("x", "y"), Categorical("shape", (("moon", Group(("phase",))), ("star", Group(("shine",))), ("ship", SHIP)))))
+
+
+def encoder_outputs(z, shape_probs, jet_probs):
+    """Encoder outputs whose softmax (tau = 1) gives the stated probabilities."""
+    return tf.constant([list(z) + list(np.log(shape_probs)) + list(np.log(jet_probs))], tf.float32)
+
+
+def test_masks_for_hand_set_logits():
+    enc = HierarchicalEncoding(SPACESHAPES)
+    assert (enc.num_continuous, enc.num_options, enc.encoder_width) == (6, 5, 11)
+    z, logits = enc.split(encoder_outputs([1, 2, 3, 4, 5, 6], [0.5, 0.3, 0.2], [0.25, 0.75]))
+    probs = enc.soft_probs(logits, tau=1.0)
+    inputs, masks = enc.decoder_input(z, probs)
+    # x y shape phase shine angle jet jetlen
+    np.testing.assert_allclose(masks.numpy()[0], [1, 1, 1, 0.5, 0.3, 0.2, 0.2, 0.15], rtol=1e-5)
+    expected = [0.5, 0.3, 0.2, 0.25 * 0.2, 0.75 * 0.2] + [1, 2, 3 * 0.5, 4 * 0.3, 5 * 0.2, 6 * 0.15]
+    np.testing.assert_allclose(inputs.numpy()[0], expected, rtol=1e-5)
+
+
+def test_temperature_sharpens_the_softmax():
+    enc = HierarchicalEncoding(SPACESHAPES)
+    _, logits = enc.split(encoder_outputs(np.zeros(6), [0.5, 0.3, 0.2], [0.25, 0.75]))
+    p = enc.soft_probs(logits, tau=0.5).numpy()[0, :3]
+    np.testing.assert_allclose(p, np.array([0.25, 0.09, 0.04]) / 0.38, rtol=1e-5)
+
+
+def test_hard_codes_zero_inactive_dimensions_exactly():
+    enc = HierarchicalEncoding(SPACESHAPES)
+    out = encoder_outputs([1, 2, 3, 4, 5, 6], [0.2, 0.3, 0.5], [0.6, 0.4])
+    z, logits = enc.split(out)
+    hard = enc.hard_probs(logits)
+    codes = enc.flat_codes(z, hard, enc.masks(hard)).numpy()[0]
+    # ship without jet: x, y, shape=2, angle, jet=0; phase, shine, jetlen exactly 0
+    np.testing.assert_array_equal(codes, [1, 2, 2, 0, 0, 5, 0, 0])
+    assert SPACESHAPES.path_index(codes) == 2
+    # decoding the flat codes gives the hard decoder input back
+    np.testing.assert_allclose(enc.from_flat(tf.constant([codes], tf.float32)).numpy(), enc.decoder_input(z, hard)[0].numpy())
+
+
+def test_conditional_permutation_keeps_active_sets_and_values():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(300, 4)).astype(np.float32)
+    active = rng.random((300, 4)) < np.array([1.0, 0.5, 0.2, 0.0])
+    z[~active] = 0.0
+    out = conditional_permute(tf.constant(z), tf.constant(active), tf.constant([3, 4])).numpy()
+    np.testing.assert_array_equal(out[~active], 0.0)
+    for d in range(4):
+        np.testing.assert_array_equal(np.sort(out[active[:, d], d]), np.sort(z[active[:, d], d]))
+        assert (np.abs(out[:, d]) > 0).sum() == active[:, d].sum()
+    assert np.mean(out[active[:, 0], 0] != z[active[:, 0], 0]) > 0.9, "values really move"
+    again = conditional_permute(tf.constant(z), tf.constant(active), tf.constant([3, 4])).numpy()
+    np.testing.assert_array_equal(out, again)
+
+
+def test_targets():
+    a = np.array([0, 3, -1])
+    t = targets_from_assignments(SPACESHAPES, a)
+    np.testing.assert_array_equal(t[:, [2, 6]], [[0, -1], [2, 1], [-1, -1]])
+    assert np.isnan(t[:, ~SPACESHAPES.is_categorical]).all()
+    with pytest.raises(ValueError, match="assignments must be path indices in \\[-1, 4\\)"):
+        targets_from_assignments(SPACESHAPES, [4])
+    gt = hier_datasets.ground_truth("spaceshapes")
+    f = gt.sample_factors(50, 0)
+    t = targets_from_factors(gt.hierarchy, f)
+    active = gt.active(f)
+    np.testing.assert_array_equal(np.isnan(t), ~active & ~gt.hierarchy.is_categorical)
+    np.testing.assert_array_equal(t[active], f[active])
+
+
+@pytest.fixture(scope="module")
+def chopsticks():
+    gt = hier_datasets.ground_truth("chopsticks/depth2_either")
+    factors, series = gt.sample(768, 1)
+    return gt, factors, series
+
+
+def _train(model, series, targets, epochs):
+    model.compile(optimizer=keras.optimizers.Adam(2e-3))
+    ds = tf.data.Dataset.from_tensor_slices((series, targets.astype(np.float32))).batch(64)
+    return model.fit(ds, epochs=epochs, verbose=0).history
+
+
+def test_cofhae_trains_and_encodes_in_the_flat_layout(chopsticks, tmp_path):
+    gt, factors, series = chopsticks
+    h = gt.hierarchy
+    targets = targets_from_factors(h, factors)
+    model = COFHAE((64,), h, lambda_assign=100.0, lambda_tc=1.0, hidden_units=(64, 64), discriminator_units=(64, 64), seed=3)
+    history = _train(model, series, targets, epochs=25)
+    assert history["loss"][-1] < history["loss"][0]
+    assert history["assignment"][-1] < 0.5 * history["assignment"][0]
+    codes = model.encode(series)
+    assert codes.shape == (768, h.num_dims) and np.isfinite(codes).all()
+    paths = model.assignments(series)
+    assert np.mean(paths == gt.paths(factors)) > 0.7, "supervised assignments are learned"
+    inactive = ~h.activity_mask(codes)
+    np.testing.assert_array_equal(codes[inactive], 0.0)
+    recon = model.decode(codes[:5])
+    assert recon.shape == (5, 64)
+    path = tmp_path / "cofhae.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_array_equal(loaded.encode(series[:64]), codes[:64])
+    assert loaded.hierarchy == h and loaded.ablation == "H+A+TC(Z|on)" and loaded.step == model.step
+
+
+@pytest.mark.parametrize("ablation", ["H", "H+A+TC(Z)", "H+A+Z"])
+def test_ablations_train(chopsticks, ablation):
+    gt, factors, series = chopsticks
+    model = COFHAE((64,), gt.hierarchy, ablation=ablation, hidden_units=(32,), discriminator_units=(32,), seed=0)
+    targets = targets_from_factors(gt.hierarchy, factors)
+    history = _train(model, series[:256], targets[:256], epochs=2)
+    assert np.isfinite(history["loss"]).all()
+    if ablation == "H+A+Z":
+        assert history["supervision"][-1] > 0
+    if ablation == "H":
+        assert history["tc"][-1] == 0 and history["assignment"][-1] == 0
+
+
+def test_bad_input(chopsticks):
+    gt, factors, series = chopsticks
+    with pytest.raises(ValueError, match="ablation must be one of"):
+        COFHAE((64,), gt.hierarchy, ablation="H+Q")
+    with pytest.raises(ValueError, match="tau"):
+        COFHAE((64,), gt.hierarchy, tau=0)
+    with pytest.raises(ValueError, match="hierarchy must be a hier_datasets.Hierarchy"):
+        COFHAE((64,), [{"type": "continuous"}])
+    model = COFHAE((64,), gt.hierarchy, hidden_units=(16,), discriminator_units=(16,), seed=0)
+    model.compile()
+    wrong = tf.data.Dataset.from_tensor_slices((series[:32], np.zeros((32, 3), np.float32))).batch(16)
+    with pytest.raises(ValueError, match=r"targets must have shape \(n, 9\)"):
+        model.fit(wrong, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="needs \\(observation, targets\\) batches"):
+        model.fit(tf.data.Dataset.from_tensor_slices(series[:32]).batch(16), epochs=1, verbose=0)
