@@ -147,6 +147,10 @@ def factor_vae_score(
        on ``num_train`` votes; accuracy of that classifier on the training votes and on
        ``num_eval`` fresh votes.
 
+    On hierarchical data, fixing a factor fixes its branch, so codes of the other
+    branches are constant in the batch too; ties go to the first code, as with
+    disentanglement_lib's ``argmin``.
+
     Returns:
       ``{"train_accuracy", "eval_accuracy", "num_active_dims"}``; ``num_active_dims``
       counts the codes that survived pruning. With no active code both accuracies are 0.
