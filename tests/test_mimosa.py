@@ -368,6 +368,14 @@ def test_deterministic():
     np.testing.assert_array_equal(first.initial_components, second.initial_components)
 
 
+def test_kd_tree_gives_the_same_result():
+    codes, _, _ = book(seed=10, n_spine=600, n_page=1000)
+    ball = fit_mimosa(codes)
+    kd = fit_mimosa(codes, tree="kd")
+    assert ball.hierarchy == kd.hierarchy
+    np.testing.assert_array_equal(ball.assignments, kd.assignments)
+
+
 def test_batched_steps_match_the_point_by_point_version():
     codes, _, _ = curve_in_sheet(seed=6, n_curve=500, n_sheet=1000)
     fast = fit_mimosa(codes)
@@ -424,6 +432,7 @@ def test_bad_codes_raise(codes, message):
         (dict(min_size_merged="big"), "min_size_merged"),
         (dict(min_common_edge_frac=0.2), "min_common_edge_frac"),
         (dict(min_size_merged=10_000), "no component reached min_size_merged=10000"),
+        (dict(tree="brute"), "tree must be one of"),
     ],
 )
 def test_bad_hyperparameters_raise(hp, message):

@@ -6,9 +6,7 @@ from typing import Callable
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from sklearn.neighbors import BallTree
-
-from hier_models.mimosa._geometry import edge_mask, tangent_similarity
+from hier_models.mimosa._geometry import edge_mask, make_tree, tangent_similarity
 from hier_models.mimosa._progress import progress
 
 
@@ -106,28 +104,42 @@ def component_edges(
     bases: np.ndarray,
     dims: np.ndarray,
     members: list[np.ndarray],
-    num_nearest_neighbors: int,
+    neighbors: np.ndarray,
     verbose: bool = False,
+    tree: str = "ball",
 ) -> list[np.ndarray]:
     """Edge points of each component (global indices).
 
-    Within a component, each point's ``num_nearest_neighbors`` nearest members (or all
-    of them, if fewer) are projected onto the point's own tangent directions; the point
-    is an edge when it is not inside their convex hull (:func:`edge_mask`).
+    Within a component, each point's ``k`` nearest members (``k`` = the width of
+    ``neighbors``, or all members if fewer) are projected onto the point's own tangent
+    directions; the point is an edge when it is not inside their convex hull
+    (:func:`edge_mask`). A point whose global neighbour list (``neighbors``, itself
+    first) lies wholly inside its component keeps that list, which is then exactly its
+    nearest members; only the others are queried again in a tree of the component.
     """
+    n, K = neighbors.shape
+    label = np.full(n, -1, dtype=np.int64)
+    for c, pts in enumerate(members):
+        label[pts] = c
     edges = []
-    for pts in progress(members, verbose, "edges", unit="component"):
+    for c, pts in enumerate(progress(members, verbose, "edges", unit="component")):
         d = int(dims[pts[0]])
         if pts.size <= 2:
             edges.append(pts.copy())
             continue
-        local = codes[pts]
-        k = min(num_nearest_neighbors, pts.size)
-        _, nb = BallTree(local).query(local, k=k)
-        # each row of ``nb`` holds the point itself unless duplicates crowd it out;
-        # a duplicate sits at the same place, so dropping column 0 is equivalent
-        rel = local[nb[:, 1:]] - local[:, None, :]
-        coords = np.einsum("nmD,ndD->nmd", rel, bases[pts, :d])
+        k = min(K, pts.size)
+        near = np.empty((pts.size, k - 1), dtype=np.int64)
+        inside = np.zeros(pts.size, dtype=bool)
+        if k == K:
+            inside = np.all(label[neighbors[pts]] == c, axis=1)
+            near[inside] = neighbors[pts[inside], 1:]
+        if not inside.all():
+            rest = ~inside
+            # column 0 is the point itself, or a duplicate at the same place
+            found = make_tree(codes[pts], tree).query(codes[pts[rest]], k=k, return_distance=False)
+            near[rest] = pts[found[:, 1:]]
+        rel = codes[near] - codes[pts][:, None, :]
+        coords = rel @ bases[pts, :d].transpose(0, 2, 1)
         edges.append(pts[edge_mask(coords)])
     return edges
 
@@ -140,6 +152,7 @@ def edge_overlap(
     edges: list[np.ndarray],
     cos_simil_thresh: float,
     verbose: bool = False,
+    tree: str = "ball",
 ) -> np.ndarray:
     """(C, C) matrix M: M[i, j] is the fraction of component i's edge points whose
     nearest edge point of component j (Euclidean, in code space) has a similar tangent
@@ -160,7 +173,7 @@ def edge_overlap(
             rest = owner != j
             if not rest.any():
                 continue
-            nearest = BallTree(codes[edges[j]]).query(codes[pts[rest]], k=1, return_distance=False)[:, 0]
+            nearest = make_tree(codes[edges[j]], tree).query(codes[pts[rest]], k=1, return_distance=False)[:, 0]
             ok = tangent_similarity(bases, dims, pts[rest], edges[j][nearest]) >= cos_simil_thresh
             hits = np.bincount(owner[rest], weights=ok, minlength=C)
             M[:, j] = np.divide(hits, n_edges, out=np.zeros(C), where=n_edges > 0)

@@ -6,7 +6,7 @@ chunks (to bound memory) or over the handful of distinct local dimensionalities.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import BallTree
+from sklearn.neighbors import BallTree, KDTree
 
 from hier_models.mimosa._progress import progress
 
@@ -16,15 +16,23 @@ SVD_CHUNK = 8192
 PAIR_CHUNK = 131072
 
 
-def nearest_neighbors(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+#: Exact nearest-neighbour structures of scikit-learn; both return the same neighbours.
+TREES = {"ball": BallTree, "kd": KDTree}
+
+
+def make_tree(points: np.ndarray, kind: str = "ball"):
+    """A scikit-learn ball tree (``"ball"``, the paper's choice) or k-d tree (``"kd"``)."""
+    return TREES[kind](points)
+
+
+def nearest_neighbors(codes: np.ndarray, k: int, tree: str = "ball") -> tuple[np.ndarray, np.ndarray]:
     """(distances, indices) of the ``k`` nearest neighbours of every point, itself first.
 
-    A ball tree answers the queries. With duplicated points the query may list a
+    A ball tree (or a k-d tree, ``tree="kd"``) answers the queries. With duplicated points the query may list a
     twin before the point itself, or leave the point out; rows are reordered (or their
     farthest neighbour replaced) so that column 0 is always the point itself.
     """
-    tree = BallTree(codes)
-    dist, idx = tree.query(codes, k=k)
+    dist, idx = make_tree(codes, tree).query(codes, k=k)
     own = idx == np.arange(len(codes))[:, None]
     missing = ~own.any(axis=1)
     if missing.any():
@@ -83,12 +91,12 @@ def local_svd(
         centred = block - block.mean(axis=1, keepdims=True)
         ev, vt = _svd_basis(centred)
         if ransac_frac < 1:
-            coords = np.einsum("bkd,bjd->bkj", centred, vt)
-            err = np.sqrt(np.einsum("bkj,j->bk", coords**2, weights))
+            coords = centred @ vt.transpose(0, 2, 1)
+            err = np.sqrt((coords**2) @ weights)
             cutoff = np.percentile(err, 100.0 * ransac_frac, axis=1, keepdims=True)
             inlier = err <= cutoff
             count = inlier.sum(axis=1, keepdims=True)
-            mean = np.einsum("bk,bkd->bd", inlier.astype(np.float64), block) / count
+            mean = (inlier[:, None, :].astype(np.float64) @ block)[:, 0] / count
             centred = (block - mean[:, None, :]) * inlier[:, :, None]
             ev, vt = _svd_basis(centred)
         total = ev.sum(axis=1, keepdims=True)
@@ -133,8 +141,12 @@ def tangent_similarity(bases: np.ndarray, dims: np.ndarray, a: np.ndarray, b: np
             v = bases[b[part], :d]
             if d == 1:
                 out[part] = np.abs(np.einsum("pij,pij->p", u, v))
+                continue
+            m = u @ v.transpose(0, 2, 1)
+            if d == 2:
+                out[part] = np.abs(m[:, 0, 0] * m[:, 1, 1] - m[:, 0, 1] * m[:, 1, 0])
             else:
-                out[part] = np.abs(np.linalg.det(np.einsum("pid,pjd->pij", u, v)))
+                out[part] = np.abs(np.linalg.det(m))
     return out
 
 
@@ -190,7 +202,7 @@ def edge_mask(rel: np.ndarray) -> np.ndarray:
         away = -r.mean(axis=1)
         norm = np.linalg.norm(away, axis=1, keepdims=True)
         away = np.divide(away, norm, out=np.zeros_like(away), where=norm > 0)
-        ahead = np.einsum("bmd,ud->bmu", r, dirs).max(axis=1) <= 0
-        ahead_away = np.einsum("bmd,bd->bm", r, away).max(axis=1) <= 0
+        ahead = (r @ dirs.T).max(axis=1) <= 0
+        ahead_away = (r @ away[:, :, None])[:, :, 0].max(axis=1) <= 0
         out[start : start + 4096] = (ahead.any(axis=1) | (ahead_away & (norm[:, 0] > 0)))
     return out & ~twin

@@ -2,28 +2,55 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import BallTree
 
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_models.mimosa._geometry import make_tree
 
 EMPTY_OPTION = "none"
 
 
-def enclosure_ratios(codes: np.ndarray, members: list[np.ndarray], comp_dims: np.ndarray) -> np.ndarray:
+def enclosure_ratios(
+    codes: np.ndarray,
+    members: list[np.ndarray],
+    comp_dims: np.ndarray,
+    neighbors: np.ndarray | None = None,
+    distances: np.ndarray | None = None,
+    tree: str = "ball",
+) -> np.ndarray:
     """(C, C) matrix R: R[hi, lo] = (mean distance from component lo's points to their
     nearest point of hi) / (hi's neighbour lengthscale), for dim(hi) > dim(lo); inf
     elsewhere. The lengthscale is the mean distance of hi's points to their nearest
-    other point of hi."""
+    other point of hi.
+
+    With the global neighbour lists (``neighbors``, ``distances``, sorted, the point
+    itself first), a point's nearest other member is read from its list when the list
+    holds one; only the rest are queried in the component's tree.
+    """
     C = len(members)
     R = np.full((C, C), np.inf)
+    label = None
+    if neighbors is not None:
+        label = np.full(len(codes), -1, dtype=np.int64)
+        for c, pts in enumerate(members):
+            label[pts] = c
     for hi in range(C):
         lower = np.flatnonzero(comp_dims < comp_dims[hi])
-        if lower.size == 0 or members[hi].size < 2:
+        pts = members[hi]
+        if lower.size == 0 or pts.size < 2:
             continue
-        tree = BallTree(codes[members[hi]])
-        lengthscale = tree.query(codes[members[hi]], k=2)[0][:, 1].mean()
+        index = make_tree(codes[pts], tree)
+        nearest = np.empty(pts.size)
+        listed = np.zeros(pts.size, dtype=bool)
+        if label is not None:
+            same = label[neighbors[pts, 1:]] == hi
+            listed = same.any(axis=1)
+            first = same.argmax(axis=1)
+            nearest[listed] = distances[pts[listed], 1 + first[listed]]
+        if not listed.all():
+            nearest[~listed] = index.query(codes[pts[~listed]], k=2)[0][:, 1]
+        lengthscale = nearest.mean()
         for lo in lower:
-            dist = tree.query(codes[members[lo]], k=1)[0][:, 0].mean()
+            dist = index.query(codes[members[lo]], k=1)[0][:, 0].mean()
             with np.errstate(divide="ignore", invalid="ignore"):
                 R[hi, lo] = dist / lengthscale
     return R
