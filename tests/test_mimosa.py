@@ -3,7 +3,6 @@ known structure from synthetic unions of manifolds and smoothly embedded Chopsti
 import numpy as np
 import pytest
 
-from hier_datasets import ground_truth
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics.paths import coverage, h_error, purity
 from hier_models.mimosa import (
@@ -26,6 +25,7 @@ from hier_models.mimosa._geometry import (
 )
 from hier_models.mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
 from hier_models.mimosa._tree import build_hierarchy, enclosure_tree
+from hier_models.mimosa.synthetic import embedded_chopsticks
 
 
 # --------------------------------------------------------------------------- data
@@ -79,23 +79,6 @@ def nested(seed=0, n_curve=2000, n_sheet=4000, n_volume=2000):
     labels = np.repeat([0, 1, 2], [n_curve, n_sheet, n_volume])
     codes, paths = _shuffled(rng, _bend(np.r_[curve, sheet, volume]), labels)
     return codes, paths, truth
-
-
-def chopsticks_codes(config, n, seed=0, bend=0.3):
-    """Chopsticks series reduced exactly to their span (whitened), padded to the
-    paper's initial dimensionality and bent by a smooth invertible map, standing in
-    for the codes of a smooth autoencoder."""
-    gt = ground_truth(config)
-    factors, series = gt.sample(n, seed)
-    centred = series - series.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    rank = int(np.sum(s > 1e-4 * s[0]))
-    dim = INITIAL_DIM[config]
-    z = np.zeros((n, dim))
-    z[:, :rank] = centred @ vt[:rank].T
-    z[:, :rank] /= z[:, :rank].std(axis=0)
-    mix = np.random.default_rng(seed + 1).standard_normal((dim, dim)) / np.sqrt(dim)
-    return z + bend * np.tanh(z @ mix), gt.paths(factors), gt.hierarchy
 
 
 def _check_recovery(codes, true_paths, truth, **hp):
@@ -346,8 +329,18 @@ def test_curve_in_sheet_hierarchy_and_paths():
     assert np.mean(a[true_paths == 1] == 1) > 0.9
 
 
+def test_embedded_chopsticks_codes():
+    codes, paths, truth = embedded_chopsticks("chopsticks/depth2_both", 500, seed=3)
+    assert codes.shape == (500, 5) and np.all(np.isfinite(codes))
+    assert paths.shape == (500,) and set(paths.tolist()) <= set(range(truth.num_paths))
+    again, _, _ = embedded_chopsticks("chopsticks/depth2_both", 500, seed=3)
+    np.testing.assert_array_equal(codes, again)
+    with pytest.raises(ValueError, match="spans 4 dimensions"):
+        embedded_chopsticks("chopsticks/depth2_both", 500, dim=3)
+
+
 def test_chopsticks_depth2_inter():
-    codes, true_paths, truth = chopsticks_codes("chopsticks/depth2_inter", 5000)
+    codes, true_paths, truth = embedded_chopsticks("chopsticks/depth2_inter", 5000)
     _check_recovery(codes, true_paths, truth)
 
 
@@ -355,7 +348,7 @@ def test_chopsticks_depth2_inter():
 @pytest.mark.parametrize("variant", ["slope", "inter", "either", "both"])
 def test_chopsticks_depth2_at_scale(variant):
     config = f"chopsticks/depth2_{variant}"
-    codes, true_paths, truth = chopsticks_codes(config, 40_000)
+    codes, true_paths, truth = embedded_chopsticks(config, 40_000)
     _check_recovery(codes, true_paths, truth)
 
 

@@ -8,6 +8,7 @@ purpose; use :func:`hier_models.mimosa.fit_mimosa`.
 """
 from __future__ import annotations
 
+import time
 from collections import deque
 
 import numpy as np
@@ -138,25 +139,41 @@ def pointwise_merge(M, comp_dims, min_common_edge_frac):
     return groups
 
 
-def fit_mimosa_pointwise(codes, hp):
+def fit_mimosa_pointwise(codes, hp, tree: str = "ball"):
     """Point-by-point MIMOSA with resolved hyperparameters ``hp`` (see ``_resolve``).
 
     Returns a dict with ``hierarchy``, ``assignments``, ``local_dims``, ``bases``,
-    ``initial_components`` and ``edges``.
+    ``initial_components``, ``edges`` and ``timings`` (seconds per step, named as in
+    :class:`~hier_models.mimosa.MimosaResult`; similarity is computed inside the
+    component growth here).
     """
     Z = np.asarray(codes, dtype=np.float64)
     n = len(Z)
-    _, neighbors = nearest_neighbors(Z, hp["num_nearest_neighbors"])
+    timings = {}
+    clock = time.perf_counter()
+
+    def lap(step):
+        nonlocal clock
+        now = time.perf_counter()
+        timings[step] = now - clock
+        clock = now
+
+    _, neighbors = nearest_neighbors(Z, hp["num_nearest_neighbors"], tree)
+    lap("neighbors")
     bases, eigs, dims = pointwise_local_svd(
         Z, neighbors, hp["ransac_frac"], hp["eig_cumsum_thresh"], hp["eig_decay_thresh"]
     )
+    lap("local_svd")
     initial = pointwise_components(neighbors, bases, dims, hp["cos_simil_thresh"], hp["contagion_num"])
+    lap("build_components")
     members = [np.flatnonzero(initial == c) for c in range(initial.max() + 1)]
     members = [m for m in members if len(m) >= hp["min_size_init"]]
     comp_dims = np.array([dims[m[0]] for m in members], dtype=np.int64)
     edges = [pointwise_edges(Z, bases, dims, m, hp["num_nearest_neighbors"]) for m in members]
+    lap("edges")
     M = pointwise_overlap(Z, bases, dims, comp_dims, edges, hp["cos_simil_thresh"])
     groups = pointwise_merge(M, comp_dims, hp["min_common_edge_frac"])
+    lap("merge_components")
     merged = []
     for g in range(groups.max() + 1 if len(groups) else 0):
         pts = np.sort(np.concatenate([members[c] for c in np.flatnonzero(groups == g)]))
@@ -165,12 +182,14 @@ def fit_mimosa_pointwise(codes, hp):
     merged.sort(key=lambda t: t[:3])
     final_members = [t[3] for t in merged]
     final_dims = np.array([t[0] for t in merged], dtype=np.int64)
-    R = enclosure_ratios(Z, final_members, final_dims)
+    R = enclosure_ratios(Z, final_members, final_dims, tree=tree)
     parents = enclosure_tree(R, final_dims, hp["neighbor_lengthscale_mult"])
     hierarchy, paths = build_hierarchy(parents, final_dims)
     assignments = np.full(n, -1, dtype=np.int64)
     for c, pts in enumerate(final_members):
         assignments[pts] = paths[c]
+    lap("construct_hierarchy")
+    timings["total"] = sum(timings.values())
     return dict(
         hierarchy=hierarchy,
         assignments=assignments,
@@ -178,4 +197,5 @@ def fit_mimosa_pointwise(codes, hp):
         bases=bases,
         initial_components=initial,
         edges=edges,
+        timings=timings,
     )
