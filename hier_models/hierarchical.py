@@ -1,0 +1,173 @@
+"""The whole method of Ross & Doshi-Velez (2021): data -> smooth AE -> MIMOSA -> COFHAE.
+
+- :func:`fit_hierarchical` runs it once: a Softplus autoencoder with ``initial_dim``
+  codes trained on reconstruction (its smooth codes suit local SVD), MIMOSA on those
+  codes, then COFHAE on the learned hierarchy with MIMOSA's assignments as targets;
+- :func:`grid_search` trains COFHAE over the paper's grid (:data:`PAPER_GRID`) and
+  :func:`select_run` applies the paper's rule: among the third of runs with the
+  lowest assignment loss, the lowest training reconstruction error.
+
+Training follows appendix A.1: Adam with learning rate 1e-3, divided by 10 at 50%
+and by 100 at 75% of the steps, batch 256 (50 epochs in the paper).
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from typing import Mapping, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from hier_datasets.hierarchy import Hierarchy
+from hier_models.ae import AE
+from hier_models.cofhae import COFHAE, targets_from_assignments
+from hier_models.mimosa import mimosa
+
+__all__ = ["PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "grid_search", "paper_learning_rate", "select_run", "train_cofhae"]
+
+#: the paper's COFHAE grid (appendix A.1)
+PAPER_GRID = {"tau": (0.5, 0.67, 1.0), "lambda_assign": (10.0, 100.0, 1000.0), "lambda_tc": (1.0, 10.0, 100.0)}
+
+
+def paper_learning_rate(total_steps: int, initial: float = 1e-3):
+    """1e-3, divided by 10 at 50% and by 100 at 75% of ``total_steps``."""
+    if total_steps < 4:
+        return initial
+    bounds = [int(total_steps * 0.5), int(total_steps * 0.75)]
+    return keras.optimizers.schedules.PiecewiseConstantDecay(bounds, [initial, initial / 10, initial / 100])
+
+
+def _dataset(observations: np.ndarray, targets: np.ndarray | None, batch_size: int, seed: int, shuffle: bool = True):
+    x = np.asarray(observations)
+    scale = 255.0 if x.dtype == np.uint8 and x.max(initial=0) > 1 else 1.0
+    parts = (x,) if targets is None else (x, targets.astype(np.float32))
+    ds = tf.data.Dataset.from_tensor_slices(parts)
+    if shuffle:
+        ds = ds.shuffle(min(len(x), 100_000), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(batch_size).map(
+        lambda x, *rest: (tf.cast(x, tf.float32) / scale, *rest) if rest else tf.cast(x, tf.float32) / scale,
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _steps(n: int, batch_size: int, epochs: int) -> int:
+    return math.ceil(n / batch_size) * epochs
+
+
+@dataclasses.dataclass
+class HierarchicalRun:
+    """One COFHAE run: the model, its hyperparameters and its final training losses."""
+
+    model: COFHAE
+    hyperparameters: dict
+    assignment_loss: float
+    reconstruction: float
+    history: dict
+
+
+@dataclasses.dataclass
+class HierarchicalFit:
+    """Everything :func:`fit_hierarchical` learned."""
+
+    smooth_autoencoder: AE
+    initial_codes: np.ndarray
+    hierarchy: Hierarchy
+    assignments: np.ndarray
+    run: HierarchicalRun
+
+    @property
+    def model(self) -> COFHAE:
+        return self.run.model
+
+
+def train_cofhae(
+    observations,
+    hierarchy: Hierarchy,
+    assignments,
+    *,
+    epochs: int = 50,
+    batch_size: int = 256,
+    seed: int = 0,
+    verbose: int = 0,
+    **cofhae_options,
+) -> HierarchicalRun:
+    """Train one COFHAE on ``assignments`` (path indices, -1 = discarded)."""
+    x = np.asarray(observations)
+    targets = targets_from_assignments(hierarchy, assignments)
+    if len(targets) != len(x):
+        raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
+    model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
+    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, epochs))))
+    history = model.fit(_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose).history
+    final = model.evaluate(_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
+    keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
+    return HierarchicalRun(
+        model=model,
+        hyperparameters={k: getattr(model, k) for k in keys},
+        assignment_loss=float(final["assignment"]),
+        reconstruction=float(final["reconstruction"]),
+        history=history,
+    )
+
+
+def select_run(runs: Sequence[HierarchicalRun]) -> HierarchicalRun:
+    """The paper's rule: among the third of runs with the lowest assignment loss
+    (at least one), the one with the lowest training reconstruction error."""
+    if not runs:
+        raise ValueError("select_run needs at least one run")
+    by_assignment = sorted(runs, key=lambda r: r.assignment_loss)
+    best_third = by_assignment[: max(1, len(runs) // 3)]
+    return min(best_third, key=lambda r: r.reconstruction)
+
+
+def grid_search(
+    observations,
+    hierarchy: Hierarchy,
+    assignments,
+    *,
+    grid: Mapping[str, Sequence] = PAPER_GRID,
+    **train_options,
+) -> tuple[HierarchicalRun, list[HierarchicalRun]]:
+    """Train COFHAE at every point of ``grid``; returns (selected run, all runs)."""
+    names = list(grid)
+    runs = [
+        train_cofhae(observations, hierarchy, assignments, **dict(zip(names, values)), **train_options)
+        for values in itertools.product(*(grid[n] for n in names))
+    ]
+    return select_run(runs), runs
+
+
+def fit_hierarchical(
+    observations,
+    *,
+    initial_dim: int,
+    epochs: int = 50,
+    autoencoder_epochs: int | None = None,
+    batch_size: int = 256,
+    seed: int = 0,
+    mimosa_options: Mapping | None = None,
+    cofhae_options: Mapping | None = None,
+    architecture: str | None = None,
+    hidden_units=None,
+    verbose: int = 0,
+) -> HierarchicalFit:
+    """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call."""
+    x = np.asarray(observations)
+    if x.ndim < 2 or len(x) == 0:
+        raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
+    ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
+    arch = dict(architecture=architecture, hidden_units=hidden_units)
+    ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
+    ae.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, ae_epochs))))
+    ae.fit(_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose)
+    codes = ae.encode(_dataset(x, None, batch_size, seed, shuffle=False))
+    hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
+    run = train_cofhae(
+        x, hierarchy, assignments, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
+        **arch, **dict(cofhae_options or {}),
+    )
+    return HierarchicalFit(ae, codes, hierarchy, assignments, run)
