@@ -26,7 +26,7 @@ from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.mimosa import mimosa
 
-__all__ = ["PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "grid_search", "paper_learning_rate", "select_run", "train_cofhae"]
+__all__ = ["PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "grid_search", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset"]
 
 #: the paper's COFHAE grid (appendix A.1)
 PAPER_GRID = {"tau": (0.5, 0.67, 1.0), "lambda_assign": (10.0, 100.0, 1000.0), "lambda_tc": (1.0, 10.0, 100.0)}
@@ -40,7 +40,12 @@ def paper_learning_rate(total_steps: int, initial: float = 1e-3):
     return keras.optimizers.schedules.PiecewiseConstantDecay(bounds, [initial, initial / 10, initial / 100])
 
 
-def _dataset(observations: np.ndarray, targets: np.ndarray | None, batch_size: int, seed: int, shuffle: bool = True):
+def training_dataset(observations, targets=None, batch_size: int = 256, seed: int = 0, shuffle: bool = True):
+    """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
+
+    uint8 images holding 0..255 are scaled to [0, 1]; ``targets`` (if any) are paired
+    with the observations; shuffling is reseeded every epoch from ``seed``.
+    """
     x = np.asarray(observations)
     scale = 255.0 if x.dtype == np.uint8 and x.max(initial=0) > 1 else 1.0
     parts = (x,) if targets is None else (x, targets.astype(np.float32))
@@ -102,8 +107,8 @@ def train_cofhae(
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
     model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, epochs))))
-    history = model.fit(_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose).history
-    final = model.evaluate(_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
+    history = model.fit(training_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose).history
+    final = model.evaluate(training_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
     return HierarchicalRun(
         model=model,
@@ -163,8 +168,8 @@ def fit_hierarchical(
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
     ae.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, ae_epochs))))
-    ae.fit(_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose)
-    codes = ae.encode(_dataset(x, None, batch_size, seed, shuffle=False))
+    ae.fit(training_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose)
+    codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
     run = train_cofhae(
         x, hierarchy, assignments, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
