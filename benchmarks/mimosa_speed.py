@@ -103,9 +103,17 @@ def main() -> None:
         "side_by_side": small,
         "large": big,
     }
+    text = markdown(report)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "mimosa_speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / "mimosa_speed.md").write_text(text)
+    print(text)
 
+
+def markdown(report: dict) -> str:
+    """The report as a short Markdown page."""
+    small, big = report["side_by_side"], report["large"]
+    load_before = report["load_average_before"]
     lines = [
         "# MIMOSA speed",
         "",
@@ -149,8 +157,7 @@ def main() -> None:
     for r in big:
         steps = ", ".join(f"{k} {v:.1f}" for k, v in r["ball_steps"].items() if k != "total")
         lines.append(f"- {r['dataset']}, ball tree, seconds per step: {steps}.")
-    (OUT / "mimosa_speed.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

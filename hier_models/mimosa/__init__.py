@@ -37,7 +37,6 @@ tree and per-step timings).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -53,7 +52,8 @@ from hier_models.mimosa._components import (
     similar_neighbors,
 )
 from hier_models.mimosa._geometry import TREES, local_svd, nearest_neighbors
-from hier_models.mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree, name_dimensions
+from hier_models.mimosa._progress import Stopwatch
+from hier_models.mimosa._tree import component_hierarchy, name_dimensions
 
 __all__ = [
     "mimosa",
@@ -275,15 +275,8 @@ def fit_mimosa(
     if tree not in TREES:
         raise ValueError(f"tree must be one of {sorted(TREES)}, got {tree!r}")
     k = hp["num_nearest_neighbors"]
-    timings = {}
-    clock = time.perf_counter()
-
-    def lap(step: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[step] = now - clock
-        clock = now
-
+    watch = Stopwatch()
+    lap = watch.lap
     distances, neighbors = nearest_neighbors(Z, k, tree)
     lap("neighbors")
     bases, _, local_dims = local_svd(
@@ -329,12 +322,11 @@ def fit_mimosa(
     final_members = members_of(components, order.size)
     final_dims = group_dims[order]
 
-    R = enclosure_ratios(Z, final_members, final_dims, neighbors, distances, tree)
-    parents = enclosure_tree(R, final_dims, hp["neighbor_lengthscale_mult"])
-    hierarchy, paths = build_hierarchy(parents, final_dims)
+    hierarchy, paths, parents = component_hierarchy(
+        Z, final_members, final_dims, hp["neighbor_lengthscale_mult"], neighbors, distances, tree
+    )
     assignments = np.where(components >= 0, paths[np.maximum(components, 0)], -1)
     lap("construct_hierarchy")
-    timings["total"] = sum(timings.values())
 
     return MimosaResult(
         hierarchy=hierarchy,
@@ -346,7 +338,7 @@ def fit_mimosa(
         local_dims=local_dims,
         initial_components=initial,
         edges=edges,
-        timings=timings,
+        timings=watch.done(),
         hyperparameters=hp,
     )
 

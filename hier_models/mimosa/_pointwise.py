@@ -8,14 +8,14 @@ purpose; use :func:`hier_models.mimosa.fit_mimosa`.
 """
 from __future__ import annotations
 
-import time
 from collections import deque
 
 import numpy as np
 from sklearn.neighbors import BallTree
 
 from hier_models.mimosa._geometry import edge_mask, intrinsic_dims, nearest_neighbors
-from hier_models.mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
+from hier_models.mimosa._progress import Stopwatch
+from hier_models.mimosa._tree import component_hierarchy
 
 
 def pointwise_local_svd(codes, neighbors, ransac_frac, eig_cumsum_thresh, eig_decay_thresh):
@@ -149,15 +149,8 @@ def fit_mimosa_pointwise(codes, hp, tree: str = "ball"):
     """
     Z = np.asarray(codes, dtype=np.float64)
     n = len(Z)
-    timings = {}
-    clock = time.perf_counter()
-
-    def lap(step):
-        nonlocal clock
-        now = time.perf_counter()
-        timings[step] = now - clock
-        clock = now
-
+    watch = Stopwatch()
+    lap = watch.lap
     _, neighbors = nearest_neighbors(Z, hp["num_nearest_neighbors"], tree)
     lap("neighbors")
     bases, eigs, dims = pointwise_local_svd(
@@ -182,20 +175,19 @@ def fit_mimosa_pointwise(codes, hp, tree: str = "ball"):
     merged.sort(key=lambda t: t[:3])
     final_members = [t[3] for t in merged]
     final_dims = np.array([t[0] for t in merged], dtype=np.int64)
-    R = enclosure_ratios(Z, final_members, final_dims, tree=tree)
-    parents = enclosure_tree(R, final_dims, hp["neighbor_lengthscale_mult"])
-    hierarchy, paths = build_hierarchy(parents, final_dims)
+    hierarchy, paths, _ = component_hierarchy(
+        Z, final_members, final_dims, hp["neighbor_lengthscale_mult"], tree=tree
+    )
     assignments = np.full(n, -1, dtype=np.int64)
     for c, pts in enumerate(final_members):
         assignments[pts] = paths[c]
     lap("construct_hierarchy")
-    timings["total"] = sum(timings.values())
-    return dict(
-        hierarchy=hierarchy,
-        assignments=assignments,
-        local_dims=dims,
-        bases=bases,
-        initial_components=initial,
-        edges=edges,
-        timings=timings,
-    )
+    return {
+        "hierarchy": hierarchy,
+        "assignments": assignments,
+        "local_dims": dims,
+        "bases": bases,
+        "initial_components": initial,
+        "edges": edges,
+        "timings": watch.done(),
+    }

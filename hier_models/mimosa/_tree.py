@@ -103,6 +103,22 @@ def name_dimensions(hierarchy: Hierarchy, continuous: str = "z", categorical: st
     return hierarchy.rename(temp).rename({temp[old]: new for old, new in mapping.items()})
 
 
+def component_hierarchy(
+    codes: np.ndarray,
+    members: list[np.ndarray],
+    comp_dims: np.ndarray,
+    neighbor_lengthscale_mult: float,
+    neighbors: np.ndarray | None = None,
+    distances: np.ndarray | None = None,
+    tree: str = "ball",
+) -> tuple[Hierarchy, np.ndarray, np.ndarray]:
+    """Algorithm 7 on final components: ``(hierarchy, path of each component, parents)``."""
+    R = enclosure_ratios(codes, members, comp_dims, neighbors, distances, tree)
+    parents = enclosure_tree(R, comp_dims, neighbor_lengthscale_mult)
+    hierarchy, paths = build_hierarchy(parents, comp_dims)
+    return hierarchy, paths, parents
+
+
 def build_hierarchy(parent: np.ndarray, comp_dims: np.ndarray) -> tuple[Hierarchy, np.ndarray]:
     """The dimension hierarchy of a component tree, and the path index of each component.
 
