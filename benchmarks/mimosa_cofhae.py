@@ -32,7 +32,7 @@ import hier_datasets
 import hier_metrics
 from hier_datasets.hierarchy import Group, Hierarchy
 from hier_models import AE, BetaTCVAE
-from hier_models.hierarchical import _dataset, fit_hierarchical, paper_learning_rate
+from hier_models.hierarchical import fit_hierarchical, paper_learning_rate, training_dataset
 from hier_models.mimosa import INITIAL_DIM, SPACESHAPES
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
