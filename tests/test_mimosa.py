@@ -352,6 +352,15 @@ def test_chopsticks_depth2_at_scale(variant):
     _check_recovery(codes, true_paths, truth)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["slope", "inter", "either", "both"])
+def test_chopsticks_depth3_at_paper_scale(variant):
+    config = f"chopsticks/depth3_{variant}"
+    # depth-3 ``either`` series span 6 directions, one more than the paper's 5-unit AE
+    codes, true_paths, truth = embedded_chopsticks(config, 90_000, dim=6 if variant == "either" else None)
+    _check_recovery(codes, true_paths, truth, tree="kd")
+
+
 def test_deterministic():
     codes, _, _ = book(seed=5, n_spine=600, n_page=1000)
     first = fit_mimosa(codes)

@@ -25,7 +25,9 @@ def embedded_chopsticks(
     whitened to unit variance, zero-padded to ``dim`` dimensions (default: the
     paper's initial dimensionality, ``INITIAL_DIM[config]``), and passed through
     ``z + bend * tanh(z @ W)`` with a fixed random ``W`` of scale ``1/sqrt(dim)``.
-    ``true_paths`` holds each sample's ground-truth path index.
+    ``true_paths`` holds each sample's ground-truth path index. A config whose series
+    span more directions than ``dim`` raises ValueError (depth-3 ``either`` spans 6,
+    one more than the paper's autoencoder width of 5: pass ``dim=6``).
     """
     from hier_models.mimosa import INITIAL_DIM
 
