@@ -15,7 +15,7 @@ from hier_models.mimosa import (
     mimosa,
     name_dimensions,
 )
-from hier_models.mimosa._components import grow_components, merge_components, similar_neighbors
+from hier_models.mimosa._components import grow_components, members_of, merge_components, similar_neighbors
 from hier_models.mimosa._geometry import (
     edge_mask,
     intrinsic_dims,
@@ -24,7 +24,7 @@ from hier_models.mimosa._geometry import (
     tangent_similarity,
 )
 from hier_models.mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
-from hier_models.mimosa._tree import build_hierarchy, enclosure_tree
+from hier_models.mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
 from hier_models.mimosa.synthetic import embedded_chopsticks
 
 
@@ -267,6 +267,17 @@ def test_enclosure_tree_prefers_direct_tightest_parent_and_breaks_ties_by_index(
     R[2, 0] = 11.0  # above the threshold: 2 now sits below 1 only
     # 3 encloses 0 and 2 without one implying the other: the lowest ratio (0) wins
     np.testing.assert_array_equal(enclosure_tree(R, dims, 10.0), [-1, -1, 1, 0])
+
+
+def test_enclosure_ratios_from_neighbour_lists_equal_tree_queries():
+    codes, _, _ = nested(seed=11, n_curve=500, n_sheet=1000, n_volume=500)
+    result = fit_mimosa(codes)
+    members = members_of(result.components, len(result.component_dims))
+    distances, neighbors = nearest_neighbors(codes, 40)
+    listed = enclosure_ratios(codes, members, result.component_dims, neighbors, distances)
+    queried = enclosure_ratios(codes, members, result.component_dims)
+    np.testing.assert_allclose(listed, queried)
+    assert np.isfinite(listed[np.subtract.outer(result.component_dims, result.component_dims) > 0]).all()
 
 
 def test_deep_chain_builds_a_deep_hierarchy_every_time():

@@ -23,8 +23,8 @@ def enclosure_ratios(
     other point of hi.
 
     With the global neighbour lists (``neighbors``, ``distances``, sorted, the point
-    itself first), a point's nearest other member is read from its list when the list
-    holds one; only the rest are queried in the component's tree.
+    itself first), a point's nearest member of a component is read from its list when
+    the list holds one; only the rest are queried in the component's tree.
     """
     C = len(members)
     R = np.full((C, C), np.inf)
@@ -33,24 +33,31 @@ def enclosure_ratios(
         label = np.full(len(codes), -1, dtype=np.int64)
         for c, pts in enumerate(members):
             label[pts] = c
+
+    def nearest_in(index, c: int, pts: np.ndarray, other: bool) -> np.ndarray:
+        """Distance from each of ``pts`` to its nearest point of component ``c``
+        (``other``: excluding the point itself, for ``pts`` inside ``c``)."""
+        out = np.empty(pts.size)
+        listed = np.zeros(pts.size, dtype=bool)
+        if label is not None:
+            start = 1 if other else 0
+            hit = label[neighbors[pts, start:]] == c
+            listed = hit.any(axis=1)
+            out[listed] = distances[pts[listed], start + hit.argmax(axis=1)[listed]]
+        if not listed.all():
+            k = 2 if other else 1
+            out[~listed] = index.query(codes[pts[~listed]], k=k)[0][:, k - 1]
+        return out
+
     for hi in range(C):
         lower = np.flatnonzero(comp_dims < comp_dims[hi])
         pts = members[hi]
         if lower.size == 0 or pts.size < 2:
             continue
         index = make_tree(codes[pts], tree)
-        nearest = np.empty(pts.size)
-        listed = np.zeros(pts.size, dtype=bool)
-        if label is not None:
-            same = label[neighbors[pts, 1:]] == hi
-            listed = same.any(axis=1)
-            first = same.argmax(axis=1)
-            nearest[listed] = distances[pts[listed], 1 + first[listed]]
-        if not listed.all():
-            nearest[~listed] = index.query(codes[pts[~listed]], k=2)[0][:, 1]
-        lengthscale = nearest.mean()
+        lengthscale = nearest_in(index, hi, pts, other=True).mean()
         for lo in lower:
-            dist = index.query(codes[members[lo]], k=1)[0][:, 0].mean()
+            dist = nearest_in(index, hi, members[lo], other=False).mean()
             with np.errstate(divide="ignore", invalid="ignore"):
                 R[hi, lo] = dist / lengthscale
     return R
