@@ -98,16 +98,18 @@ def train_cofhae(
     batch_size: int = 256,
     seed: int = 0,
     verbose: int = 0,
+    callbacks=None,
     **cofhae_options,
 ) -> HierarchicalRun:
-    """Train one COFHAE on ``assignments`` (path indices, -1 = discarded)."""
+    """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
+    ``callbacks`` go to ``fit``."""
     x = np.asarray(observations)
     targets = targets_from_assignments(hierarchy, assignments)
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
     model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, epochs))))
-    history = model.fit(training_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose).history
+    history = model.fit(training_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose, callbacks=callbacks).history
     final = model.evaluate(training_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
     return HierarchicalRun(
@@ -159,8 +161,11 @@ def fit_hierarchical(
     architecture: str | None = None,
     hidden_units=None,
     verbose: int = 0,
+    callbacks=None,
 ) -> HierarchicalFit:
-    """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call."""
+    """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call.
+
+    ``callbacks`` go to both ``fit`` calls (the autoencoder's, then COFHAE's)."""
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
@@ -168,11 +173,11 @@ def fit_hierarchical(
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
     ae.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, ae_epochs))))
-    ae.fit(training_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose)
+    ae.fit(training_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose, callbacks=callbacks)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
     run = train_cofhae(
         x, hierarchy, assignments, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
-        **arch, **dict(cofhae_options or {}),
+        callbacks=callbacks, **arch, **dict(cofhae_options or {}),
     )
     return HierarchicalFit(ae, codes, hierarchy, assignments, run)
