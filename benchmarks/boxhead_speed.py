@@ -212,7 +212,7 @@ def main(argv=None) -> dict:
         "naive_images_identical_to_ours": same,
         "one_render_process_images_per_s": rate(args.images, one_wall),
         f"{parts}_render_processes_images_per_s": rate(args.images, pool_wall),
-        "tfds_build_all_cores": build,
+        "tfds_build_default_processes": build,
         "cpu_ms_per_image_ours": round(ours_cpu / args.images * 1e3, 3),
         "cpu_ms_per_frame_breakdown": split,
         "profile_ours_top": top,
@@ -255,7 +255,7 @@ def markdown(r: dict, parts: int) -> str:
                 "(PNG encoding, serialisation, shuffling).",
                 "",
             ]
-            if (b := r["tfds_build_all_cores"])
+            if (b := r["tfds_build_default_processes"])
             else []
         ),
         "Where the time of `ours` goes (CPU time, best of three): per image "
