@@ -1,0 +1,292 @@
+"""Training throughput of the hier_models zoo against plain Keras autoencoders.
+
+For the series case (Chopsticks, 64 points) and the image case (Spaceshapes, 64x64x1)
+this measures, on one ``hier_models.pipeline``:
+
+- the input pipeline alone (examples/s when nothing consumes the batches);
+- every model's training throughput (examples/s in ``fit``);
+- a plain Keras autoencoder of the same architecture trained with ``compile(loss=...)``
+  and ``fit`` on ``(x, x)`` pairs: the single-layer networks of ``build_encoder`` /
+  ``build_decoder`` for AE, VAE, beta-TCVAE and FactorVAE, and the ladder networks of
+  ``build_ladder`` (deterministic codes, every layer on) for the ladders.
+
+``overhead`` is the baseline's throughput divided by the model's (1.0: as fast as
+plain Keras). Datasets are built at a small size in a temporary directory unless
+``--data-dir`` points at full builds. Results go to ``docs/results/`` as JSON and a
+Markdown table.
+
+    python benchmarks/models_throughput.py            # a few minutes on a CPU
+    python benchmarks/models_throughput.py --image-steps 10 --image-ladder boxhead_small
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+import hier_models
+from hier_datasets.builder import HierarchicalConfig
+from hier_datasets.chopsticks.builder import ChopsticksBuilder
+from hier_datasets.spaceshapes.builder import SpaceshapesBuilder
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+
+
+class ChopsticksModelsBench(ChopsticksBuilder):
+    """Chopsticks depth-2 'either' with 8,192 training examples."""
+
+    name = "chopsticks_models_bench"
+    pkg_dir_path = ChopsticksBuilder._get_pkg_dir_path()
+    BUILDER_CONFIGS = [HierarchicalConfig(name="depth2_either", train_size=8192, test_size=64)]
+    DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
+
+
+class SpaceshapesModelsBench(SpaceshapesBuilder):
+    """Spaceshapes with 2,048 training images."""
+
+    name = "spaceshapes_models_bench"
+    pkg_dir_path = SpaceshapesBuilder._get_pkg_dir_path()
+    BUILDER_CONFIGS = [HierarchicalConfig(name="default", train_size=2048, test_size=64)]
+
+
+class _BatchClock(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.ends = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.ends.append(time.perf_counter())
+
+
+def epoch_rate(ds: tf.data.Dataset) -> float:
+    """Examples/s of one full pass over a finite pipeline."""
+    start, count = time.perf_counter(), 0
+    for batch in ds:
+        count += int(batch.shape[0])
+    return count / (time.perf_counter() - start)
+
+
+def fit_rate(model, ds, batch_size: int, warmup: int, steps: int) -> float:
+    """Examples/s from the median step time after ``warmup`` steps (robust to a busy machine)."""
+    clock = _BatchClock()
+    model.fit(ds, steps_per_epoch=warmup + steps, epochs=1, verbose=0, callbacks=[clock])
+    step_times = np.diff(clock.ends[warmup:])
+    return batch_size / float(np.median(step_times))
+
+
+def plain_autoencoder(input_shape, latent_dim, likelihood, architecture):
+    """keras.Model(x -> encoder -> decoder) with the same networks as the zoo's models."""
+    x = keras.Input(input_shape)
+    encoder = hier_models.build_encoder(input_shape, latent_dim, architecture=architecture)
+    decoder = hier_models.build_decoder(input_shape, latent_dim, architecture=architecture)
+    model = keras.Model(x, decoder(encoder(x)), name="plain_autoencoder")
+    return _compile_plain(model, likelihood)
+
+
+def plain_ladder_autoencoder(input_shape, latents_per_layer, likelihood, architecture):
+    """The ladder networks wired as a deterministic autoencoder (codes = head means)."""
+    nets = hier_models.build_ladder(input_shape, latents_per_layer, architecture=architecture)
+    x = keras.Input(input_shape)
+    features, h = [], x
+    for net in nets.bottom_up:
+        h = net(h)
+        features.append(h)
+    flats = [enc(f) for enc, f in zip(nets.ladder_encoders, features)] + [features[-1]]
+    codes = [head(flat)[:, :k] for head, flat, k in zip(nets.posterior_heads, flats, latents_per_layer)]
+    stream = nets.top_down[-1](codes[-1])
+    for layer in range(len(codes) - 2, -1, -1):
+        merged = keras.layers.Concatenate()([stream, nets.ladder_decoders[layer](codes[layer])])
+        stream = nets.top_down[layer](merged)
+    model = keras.Model(x, nets.output(stream), name="plain_ladder_autoencoder")
+    return _compile_plain(model, likelihood)
+
+
+def _compile_plain(model, likelihood):
+    if likelihood == "bernoulli":
+        loss = keras.losses.BinaryCrossentropy(from_logits=True)
+    else:
+        loss = keras.losses.MeanSquaredError()
+    model.compile(optimizer="adam", loss=loss)
+    return model
+
+
+def run_case(name, dataset, input_shape, batch_size, data_dir, warmup, steps, ladder_architecture, seed=0):
+    finite = hier_models.pipeline(dataset, "train", batch_size, data_dir=data_dir, seed=seed, drop_remainder=True)
+    first_pass = epoch_rate(finite)  # reads the TFDS records and fills the in-memory cache
+    result = {
+        "dataset": dataset,
+        "input_shape": list(input_shape),
+        "batch_size": batch_size,
+        "pipeline_first_pass_examples_per_s": first_pass,
+        "pipeline_examples_per_s": epoch_rate(finite),
+        "baselines": {},
+        "models": {},
+    }
+    ds = finite.repeat()
+    likelihood = "bernoulli" if len(input_shape) == 3 else "gaussian"
+    single_arch = hier_models.default_architecture(input_shape)
+    ladder_arch = ladder_architecture if len(input_shape) == 3 else "mlp"
+    pairs = ds.map(lambda x: (x, x))
+
+    builders = {
+        "keras_ae": (single_arch, lambda: plain_autoencoder(input_shape, 10, likelihood, single_arch)),
+        "keras_ladder_ae": (ladder_arch, lambda: plain_ladder_autoencoder(input_shape, (4, 4, 4), likelihood, ladder_arch)),
+    }
+    baselines, paired = {}, {key: [] for key in builders}
+    for key, (arch, build) in builders.items():
+        baselines[key] = build()
+        baselines[key].fit(pairs, steps_per_epoch=warmup, epochs=1, verbose=0)  # trace outside the timings
+
+    models = {
+        "AE": (hier_models.AE, {"latent_dim": 10}, "keras_ae"),
+        "VAE": (hier_models.VAE, {"latent_dim": 10}, "keras_ae"),
+        "BetaTCVAE": (hier_models.BetaTCVAE, {"latent_dim": 10}, "keras_ae"),
+        "FactorVAE": (hier_models.FactorVAE, {"latent_dim": 10}, "keras_ae"),
+        "FactorVAE (2x256 discriminator)": (
+            hier_models.FactorVAE, {"latent_dim": 10, "discriminator_units": (256, 256)}, "keras_ae",
+        ),
+        "ProVLAE": (hier_models.ProVLAE, {"architecture": ladder_arch}, "keras_ladder_ae"),
+        "ProLVAE": (hier_models.ProLVAE, {"architecture": ladder_arch}, "keras_ladder_ae"),
+    }
+    for key, (cls, kwargs, baseline) in models.items():
+        model = cls(input_shape, seed=seed, **kwargs)
+        model.compile(optimizer="adam")
+        rate = fit_rate(model, ds, batch_size, warmup, steps)
+        # the baseline runs right after each model, so both see the same machine load
+        base = fit_rate(baselines[baseline], pairs, batch_size, 1, steps)
+        paired[baseline].append(base)
+        result["models"][key] = {
+            "architecture": model.architecture,
+            "examples_per_s": rate,
+            "baseline": baseline,
+            "baseline_examples_per_s": base,
+            "overhead": base / rate,
+        }
+        print(
+            f"{name:6s} {key:32s} {model.architecture:14s} {rate:10.1f} examples/s, "
+            f"baseline {base:10.1f}: overhead {base / rate:.2f}x",
+            flush=True,
+        )
+        del model
+        gc.collect()
+    for key, (arch, _) in builders.items():
+        result["baselines"][key] = {
+            "architecture": arch,
+            "examples_per_s": float(np.median(paired[key])),
+            "min_examples_per_s": float(np.min(paired[key])),
+            "max_examples_per_s": float(np.max(paired[key])),
+        }
+    fastest = max(m["examples_per_s"] for m in result["models"].values())
+    result["pipeline_vs_fastest_model"] = result["pipeline_examples_per_s"] / fastest
+    return result
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "# hier_models training throughput",
+        "",
+        "Produced by `benchmarks/models_throughput.py`; examples/s in `model.fit` on one",
+        "`hier_models.pipeline`. *Overhead* = throughput of a plain Keras autoencoder with the",
+        "same networks (`compile(loss=...)`, `fit` on `(x, x)`), timed right after the model,",
+        "divided by the model's.",
+        "FactorVAE's overhead includes its discriminator (6 x 1000 units, trained every step).",
+        "",
+        f"Machine: {results['machine']['processor']}, {results['machine']['cpus']} CPUs, "
+        f"devices {', '.join(results['machine']['devices'])}; TensorFlow {results['machine']['tensorflow']}, "
+        f"Keras {results['machine']['keras']}. Per model: {results['settings']['warmup']} untimed steps, then "
+        f"{results['settings']['steps']['series']} (series) or {results['settings']['steps']['image']} (images) "
+        "timed steps; examples/s from the median step time.",
+        "",
+    ]
+    for name, case in results["cases"].items():
+        lines += [
+            f"## {name}: `{case['dataset']}`, input {tuple(case['input_shape'])}, batch {case['batch_size']}",
+            "",
+            f"Input pipeline alone: {case['pipeline_examples_per_s']:,.0f} examples/s once cached "
+            f"({case['pipeline_vs_fastest_model']:.1f}x the fastest model's training throughput); "
+            f"{case['pipeline_first_pass_examples_per_s']:,.0f} examples/s on the first pass, which reads "
+            "and decodes the TFDS records.",
+            "",
+            "| model | architecture | examples/s | baseline | baseline examples/s | overhead |",
+            "|---|---|---:|---|---:|---:|",
+        ]
+        spread = [
+            f"{key} {b['min_examples_per_s']:,.0f}-{b['max_examples_per_s']:,.0f}"
+            for key, b in case["baselines"].items()
+        ]
+        for key, m in case["models"].items():
+            lines.append(
+                f"| {key} | {m['architecture']} | {m['examples_per_s']:,.0f} | {m['baseline']} | "
+                f"{m['baseline_examples_per_s']:,.0f} | {m['overhead']:.2f}x |"
+            )
+        lines += ["", f"Spread of the repeated baseline timings (machine noise): {'; '.join(spread)} examples/s.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", help="TFDS data dir with full builds (default: small builds in a temp dir)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps per model (tracing)")
+    parser.add_argument("--series-steps", type=int, default=200, help="timed steps per model, series case")
+    parser.add_argument("--image-steps", type=int, default=30, help="timed steps per model, image case")
+    parser.add_argument("--series-batch", type=int, default=256)
+    parser.add_argument("--image-batch", type=int, default=64)
+    parser.add_argument(
+        "--image-ladder", default="burgess", choices=("burgess", "boxhead_small", "boxhead_large"),
+        help="ladder architecture for the image case (the Boxhead ones are slow on a CPU)",
+    )
+    parser.add_argument("--cases", default="series,image")
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+
+    if args.data_dir:
+        data_dir = args.data_dir
+        names = {"series": "chopsticks/depth2_either", "image": "spaceshapes"}
+    else:
+        data_dir = tempfile.mkdtemp(prefix="hier_models_bench_")
+        names = {"series": "chopsticks_models_bench/depth2_either", "image": "spaceshapes_models_bench"}
+        for dataset in names.values():
+            tfds.builder(dataset, data_dir=data_dir).download_and_prepare()
+
+    settings = {
+        "warmup": args.warmup,
+        "steps": {"series": args.series_steps, "image": args.image_steps},
+        "image_ladder": args.image_ladder,
+    }
+    machine = {
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "devices": [d.device_type for d in tf.config.list_physical_devices()],
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "numpy": np.__version__,
+    }
+    cases = {}
+    shapes = {
+        "series": ((64,), args.series_batch, args.series_steps),
+        "image": ((64, 64, 1), args.image_batch, args.image_steps),
+    }
+    for name in args.cases.split(","):
+        shape, batch, steps = shapes[name]
+        cases[name] = run_case(name, names[name], shape, batch, data_dir, args.warmup, steps, args.image_ladder)
+    results = {"machine": machine, "settings": settings, "cases": cases}
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "models_throughput.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "models_throughput.md").write_text(markdown(results))
+    print(f"wrote {out / 'models_throughput.json'} and {out / 'models_throughput.md'}")
+
+
+if __name__ == "__main__":
+    main()
