@@ -138,3 +138,18 @@ def test_bad_arguments_raise(tiny_data_dir, kwargs, match):
     args = {"batch_size": 8, **kwargs}
     with pytest.raises(ValueError, match=match):
         hier_models.pipeline(CHOPSTICKS, "train", data_dir=tiny_data_dir, **args)
+
+
+def test_small_splits_are_cached_and_cache_is_validated(tiny_data_dir):
+    from hier_models.data import CACHE_LIMIT_BYTES, _split_bytes
+
+    builder = tfds.builder(CHOPSTICKS, data_dir=tiny_data_dir)
+    assert _split_bytes(builder.info, "train", ("series",)) == 512 * 64 * 4 <= CACHE_LIMIT_BYTES
+    assert _split_bytes(builder.info, "train[:10]", ("series", "factors")) == 10 * (64 + 9) * 4
+    stored = _stored(CHOPSTICKS, tiny_data_dir)
+    for cache in ("auto", True, False):
+        ds = hier_models.pipeline(CHOPSTICKS, "train", 128, data_dir=tiny_data_dir, shuffle=False, cache=cache)
+        np.testing.assert_array_equal(_collect(ds), stored)
+        np.testing.assert_array_equal(_collect(ds), stored)  # second epoch (from the cache)
+    with pytest.raises(ValueError, match="cache"):
+        hier_models.pipeline(CHOPSTICKS, "train", 8, data_dir=tiny_data_dir, cache="sometimes")
