@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Shared libraries that the wheels of Open3D and VTK (PyVista) load at import time.
-DEB_PACKAGES := libusb-1.0-0 libgomp1 libegl1 libgl1 libosmesa6
+# Shared libraries that the wheels of Open3D and VTK (PyVista) load, and Mesa's
+# software renderer for headless EGL / OSMesa rendering.
+DEB_PACKAGES := libusb-1.0-0 libgomp1 libegl1 libgl1 libgl1-mesa-dri libosmesa6
 
 .PHONY: setup test test-all demo bench clean
 

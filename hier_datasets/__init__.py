@@ -1,8 +1,9 @@
 """hier_datasets: hierarchical disentanglement benchmarks as TensorFlow Datasets.
 
-Importing the package registers the TFDS builders (``chopsticks``, ``spaceshapes``)
-so that ``tfds.load("chopsticks/depth2_either")`` works; TensorFlow itself is only
-imported when a dataset is built or loaded.
+Importing the package registers the TFDS builders (``chopsticks``, ``spaceshapes``,
+``boxhead``) so that ``tfds.load("chopsticks/depth2_either")`` works; TensorFlow is
+only imported when a dataset is built or loaded, Open3D and PyVista only when a
+Boxhead image is rendered.
 """
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_datasets.ground_truth import GroundTruth, available, ground_truth
