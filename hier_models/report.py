@@ -1,19 +1,23 @@
 """Figures and report files of a run (Ross & Doshi-Velez 2021, figures 2, 12 and 13).
 
 Every figure function takes numpy arrays and returns a matplotlib ``Figure``;
+:func:`run_figures` draws all of them for the models of a run (:class:`RunEntry`);
 :func:`write_report` saves a run's metrics as ``metrics.json``, a Markdown summary
-and a self-contained ``report.html`` with the figures embedded as PNG. All files are
-written atomically (to a temporary name, then renamed), so an interrupted run never
-leaves a half-written file.
+with a models x metrics table (:func:`metrics_table`) and a self-contained
+``report.html`` with the figures embedded as PNG. All files are written atomically
+(to a temporary name, then renamed), so an interrupted run never leaves a
+half-written file.
 """
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -32,6 +36,11 @@ __all__ = [
     "hierarchy_comparison",
     "component_projection",
     "metrics_table",
+    "path_purity",
+    "run_figures",
+    "RunEntry",
+    "METRIC_LABELS",
+    "traversal_base",
     "write_atomic",
     "write_report",
 ]
@@ -47,15 +56,20 @@ def pairwise_histograms(
     per_factor: Sequence[float] | None = None,
     score_name: str = "R4c",
     bins: int = 24,
+    title: str = "",
+    code_names: Sequence[str] | None = None,
 ):
     """Grid of 2-D histograms: ground-truth factor (rows) against code (columns).
 
     Each cell uses only the rows where both the factor and the code are active
-    (figure 12 of the paper); ``per_factor`` scores are written at the row ends.
+    (figure 12 of the paper); ``per_factor`` scores are written at the row ends;
+    ``title`` (e.g. the model) heads the figure; ``code_names`` label the columns
+    (default z0, z1, ...).
     """
     factors, codes = np.asarray(factors, float), np.asarray(codes, float)
     n, k = factors.shape
     d = codes.shape[1]
+    code_names = [f"z{j}" for j in range(d)] if code_names is None else list(code_names)
     fa = np.ones((n, k), bool) if factor_active is None else np.asarray(factor_active, bool)
     ca = np.ones((n, d), bool) if code_active is None else np.asarray(code_active, bool)
     fig, axes = plt.subplots(k, d, figsize=(1.1 * d + 1.6, 1.0 * k + 0.6), squeeze=False)
@@ -68,14 +82,14 @@ def pairwise_histograms(
             ax.set_xticks([])
             ax.set_yticks([])
             if i == k - 1:
-                ax.set_xlabel(f"z{j}", fontsize=8)
+                ax.set_xlabel(code_names[j], fontsize=8)
             if j == 0:
                 ax.set_ylabel(factor_names[i], fontsize=8, rotation=0, ha="right", va="center")
         if per_factor is not None:
             axes[i, -1].annotate(f"{per_factor[i]:.2f}", (1.08, 0.5), xycoords="axes fraction", va="center", fontsize=8)
     if per_factor is not None:
         axes[0, -1].set_title(score_name, fontsize=8, loc="right", x=1.35)
-    fig.suptitle("factor vs code, where both are active", fontsize=9)
+    fig.suptitle(f"{title + ': ' if title else ''}factor vs code, where both are active", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -86,24 +100,33 @@ def latent_traversals(
     codes: np.ndarray,
     *,
     code_active: np.ndarray | None = None,
+    codes_active: np.ndarray | None = None,
     steps: int = 7,
     percentiles=(1, 99),
+    title: str = "",
+    code_names: Sequence[str] | None = None,
 ):
     """Sweep each code dimension from its 1st to 99th percentile around ``base_code``.
 
     ``decode`` maps (m, d) codes to observations: (m, L) series are drawn as
     overlaid lines (one panel per dimension), (m, H, W, C) images as a grid with one
     row per dimension (figure 13 of the paper). Only dimensions active in
-    ``base_code``'s row of ``code_active`` (all when None) are swept.
+    ``base_code``'s row of ``code_active`` (all when None) are swept. The
+    percentiles of a dimension are taken over the rows of ``codes`` where
+    ``codes_active`` (n, d) marks it active (all rows when None). ``title`` (e.g. the
+    model) heads the figure; ``code_names`` name the dimensions (default z0, z1, ...).
     """
     base_code = np.asarray(base_code, float)
+    codes = np.asarray(codes, float)
     d = base_code.shape[0]
+    code_names = [f"z{j}" for j in range(d)] if code_names is None else list(code_names)
     dims = list(range(d)) if code_active is None else [j for j in range(d) if code_active[j]]
-    lo, hi = np.percentile(codes, percentiles, axis=0)
+    on = np.ones(codes.shape, bool) if codes_active is None else np.asarray(codes_active, bool)
     sweeps = []
     for j in dims:
+        lo, hi = np.percentile(codes[on[:, j], j], percentiles) if on[:, j].any() else (base_code[j], base_code[j])
         grid = np.repeat(base_code[None], steps, axis=0)
-        grid[:, j] = np.linspace(lo[j], hi[j], steps)
+        grid[:, j] = np.linspace(lo, hi, steps)
         sweeps.append(np.asarray(decode(grid)))
     if not sweeps:
         raise ValueError("no active code dimension to traverse")
@@ -115,7 +138,7 @@ def latent_traversals(
         for ax, j, sweep in zip(axes.flat, dims, sweeps):
             for s in range(steps):
                 ax.plot(sweep[s], color=colours[s], lw=1)
-            ax.set_title(f"z{j}", fontsize=9)
+            ax.set_title(code_names[j], fontsize=9)
         for ax in list(axes.flat)[len(dims):]:
             ax.axis("off")
     else:
@@ -126,13 +149,33 @@ def latent_traversals(
                 axes[r, s].imshow(img[..., 0] if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray", vmin=0, vmax=1)
                 axes[r, s].set_xticks([])
                 axes[r, s].set_yticks([])
-            axes[r, 0].set_ylabel(f"z{j}", fontsize=8, rotation=0, ha="right", va="center")
-    fig.suptitle("latent traversals (1st to 99th percentile)", fontsize=9)
+            axes[r, 0].set_ylabel(code_names[j], fontsize=8, rotation=0, ha="right", va="center")
+    fig.suptitle(f"{title + ': ' if title else ''}latent traversals (1st to 99th percentile)", fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def _tree_text(hierarchy: Hierarchy, path_scores: Sequence[float] | None, counts: Sequence[int] | None) -> str:
+def path_purity(true_paths, pred_paths, num_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per learned path: purity (share of its points on its most common true path),
+    number of points, and that most common true path (-1 for an empty path).
+    Points with ``pred_paths == -1`` (discarded) are left out."""
+    true = np.asarray(true_paths, np.int64)
+    pred = np.asarray(pred_paths, np.int64)
+    kept = pred >= 0
+    table = np.zeros((num_paths, int(true.max(initial=0)) + 1), np.int64)
+    np.add.at(table, (pred[kept], true[kept]), 1)
+    counts = table.sum(axis=1)
+    purity = np.divide(table.max(axis=1), counts, out=np.zeros(num_paths), where=counts > 0)
+    majority = np.where(counts > 0, table.argmax(axis=1), -1)
+    return purity, counts, majority
+
+
+def _tree_text(
+    hierarchy: Hierarchy,
+    path_scores: Sequence[float] | None,
+    counts: Sequence[int] | None,
+    matches: Sequence[str] | None = None,
+) -> str:
     lines = [str(hierarchy), ""]
     for p, name in enumerate(hierarchy.path_names):
         extra = []
@@ -140,7 +183,10 @@ def _tree_text(hierarchy: Hierarchy, path_scores: Sequence[float] | None, counts
             extra.append(f"n={counts[p]}")
         if path_scores is not None:
             extra.append(f"purity {path_scores[p]:.3f}")
-        lines.append(f"[{p}] {name} ({hierarchy.path_dim(p)}-D)" + (": " + ", ".join(extra) if extra else ""))
+        line = f"[{p}] {name} ({hierarchy.path_dim(p)}-D)" + (": " + ", ".join(extra) if extra else "")
+        if matches is not None and matches[p]:
+            line += f"\n      mostly true [{matches[p]}]"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -150,10 +196,14 @@ def hierarchy_comparison(
     *,
     path_purity: Sequence[float] | None = None,
     path_counts: Sequence[int] | None = None,
+    path_matches: Sequence[str] | None = None,
     h_error: int | None = None,
 ):
-    """The learned hierarchy beside the true one, with per-path purity (figure 2)."""
-    left = _tree_text(learned, path_purity, path_counts)
+    """The learned hierarchy beside the true one, with per-path purity (figure 2).
+
+    ``path_matches`` names, for each learned path, the true path most of its points
+    take (empty string: none)."""
+    left = _tree_text(learned, path_purity, path_counts, path_matches)
     right = _tree_text(true, None, None)
     height = max(left.count("\n"), right.count("\n")) + 3
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.2 * height + 0.8))
@@ -191,14 +241,55 @@ def component_projection(codes: np.ndarray, true_paths: np.ndarray, assignments:
     return fig
 
 
-def metrics_table(metrics: Mapping[str, Mapping[str, float]]) -> str:
-    """Markdown table: one row per model, one column per metric."""
-    columns = sorted({k for row in metrics.values() for k in row})
-    lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
-    for model, row in metrics.items():
-        cells = [f"{row[c]:.3f}" if isinstance(row.get(c), (int, float)) else "" for c in columns]
-        lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+#: summary-table columns in order, with their short headers
+METRIC_LABELS = {
+    "r4c": "R4c",
+    "r4": "R4",
+    "dci_disentanglement": "DCI-D",
+    "dci_completeness": "DCI-C",
+    "dci_informativeness_test": "DCI-I",
+    "mig": "MIG",
+    "sap": "SAP",
+    "factor_vae_eval_accuracy": "FactorVAE",
+    "beta_vae_eval_accuracy": "beta-VAE",
+    "h_error": "H-error",
+    "purity": "purity",
+    "mimosa_purity": "MIMOSA purity",
+    "mimosa_coverage": "MIMOSA coverage",
+}
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _cell(value) -> str:
+    if not _is_number(value):
+        return "-"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{float(value):.3f}"
+
+
+def table_columns(metrics: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The :data:`METRIC_LABELS` keys that some row holds (else every numeric key)."""
+    present = {k for row in metrics.values() for k, v in row.items() if _is_number(v)}
+    return [c for c in METRIC_LABELS if c in present] or sorted(present)
+
+
+def metrics_table(metrics: Mapping[str, Mapping[str, float]], columns: Sequence[str] | None = None) -> str:
+    """Markdown table, one row per model and one column per metric, padded so that it
+    also reads as plain text; ``-`` where a model has no value."""
+    columns = table_columns(metrics) if columns is None else list(columns)
+    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
+    body = [[str(model)] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+
+    def line(cells):
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + (":" if i else "-") for i, w in enumerate(widths)) + "|"
+    return "\n".join([line(head), rule, *map(line, body)])
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -226,7 +317,8 @@ def _png(fig) -> bytes:
 def write_report(out_dir, metrics: Mapping[str, Mapping[str, float]], figures: Mapping[str, object], *, title: str, notes: str = "") -> dict:
     """Write ``metrics.json``, ``summary.md``, ``report.html`` and one PNG per figure.
 
-    ``figures`` maps a file stem to a matplotlib figure. Returns the paths written.
+    ``figures`` maps a file stem to a matplotlib figure; ``notes`` (one paragraph per
+    line) follow the table. Returns the paths written.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -235,30 +327,115 @@ def write_report(out_dir, metrics: Mapping[str, Mapping[str, float]], figures: M
     for stem, data in pngs.items():
         write_atomic(out / f"{stem}.png", data)
         written[stem] = out / f"{stem}.png"
-    table = metrics_table(metrics)
+    columns = table_columns(metrics)
+    paragraphs = [line for line in notes.splitlines() if line.strip()]
     write_atomic(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    md = [f"# {title}", "", table, ""] + ([notes, ""] if notes else []) + [f"![{s}]({s}.png)" for s in pngs]
+    md = [f"# {title}", "", metrics_table(metrics, columns), ""]
+    md += [x for par in paragraphs for x in (par, "")]
+    md += [f"![{s}]({s}.png)" for s in pngs]
     write_atomic(out / "summary.md", "\n".join(md) + "\n")
     images = "".join(
         f'<h2>{html.escape(stem.replace("_", " "))}</h2>'
         f'<img alt="{html.escape(stem)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
         for stem, data in pngs.items()
     )
-    rows = table.splitlines()
-    head = [c.strip() for c in rows[0].strip("|").split("|")]
-    body = [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]
+    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
+    body = [[model] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
     html_table = (
         "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
-        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
+        + "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in body)
         + "</table>"
     )
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "img{max-width:100%}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{html_table}<p>{html.escape(notes)}</p>{images}</body></html>"
+        "td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{html_table}"
+        + "".join(f"<p>{html.escape(par)}</p>" for par in paragraphs)
+        + f"{images}</body></html>"
     )
     write_atomic(out / "report.html", page)
     written.update(metrics=out / "metrics.json", summary=out / "summary.md", html=out / "report.html")
     return written
+
+
+@dataclasses.dataclass
+class RunEntry:
+    """One trained model of a run, with what its figures need.
+
+    ``codes``, ``factors``, ``active`` and ``paths`` are rows of the test split;
+    ``train_paths``, ``assignments`` (MIMOSA's, -1 = discarded) and
+    ``initial_codes`` (the smooth autoencoder's) rows of the training split.
+    """
+
+    label: str
+    model: object
+    codes: np.ndarray
+    metrics: Mapping
+    factors: np.ndarray
+    active: np.ndarray
+    paths: np.ndarray
+    train_paths: np.ndarray
+    true_hierarchy: Hierarchy
+    code_hierarchy: Hierarchy | None = None
+    assignments: np.ndarray | None = None
+    initial_codes: np.ndarray | None = None
+
+
+def _stem(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") or "model"
+
+
+def traversal_base(codes: np.ndarray, hierarchy: Hierarchy | None = None) -> tuple[int, np.ndarray]:
+    """The row to traverse around and the dimensions to sweep.
+
+    Flat codes: the row nearest the median code, every dimension. Hierarchical codes:
+    among the rows on the path with the most active continuous dimensions, the one
+    nearest their median; that path's continuous dimensions.
+    """
+    codes = np.asarray(codes, float)
+    rows = np.arange(len(codes))
+    sweep = np.ones(codes.shape[1], bool)
+    if hierarchy is not None:
+        paths = hierarchy.path_index(codes)
+        continuous = hierarchy.path_active & ~hierarchy.is_categorical
+        present = np.unique(paths[paths >= 0])
+        best = max(present, key=lambda p: (continuous[p].sum(), np.sum(paths == p)))
+        rows, sweep = np.flatnonzero(paths == best), continuous[best]
+    sub = codes[rows][:, sweep]
+    scale = sub.std(axis=0) + 1e-12
+    distance = np.sum(((sub - np.median(sub, axis=0)) / scale) ** 2, axis=1)
+    return int(rows[np.argmin(distance)]), sweep
+
+
+def run_figures(entries: Sequence[RunEntry], *, show_progress: bool = False) -> dict:
+    """Every figure of a run's report, by file stem: per model the factor-vs-code
+    histograms and the latent traversals; per hierarchical model also the learned
+    hierarchy beside the true one and MIMOSA's components."""
+    from tqdm.auto import tqdm
+
+    figures = {}
+    for e in tqdm(entries, desc="drawing figures", unit="model", disable=not show_progress, leave=False):
+        stem = _stem(e.label)
+        h = e.code_hierarchy
+        code_active = None if h is None else h.activity_mask(e.codes)
+        names = None if h is None else h.names
+        figures[f"pairwise_{stem}"] = pairwise_histograms(
+            e.factors, e.codes, factor_names=e.true_hierarchy.names, factor_active=e.active, code_active=code_active,
+            per_factor=e.metrics.get("r4c_per_factor"), score_name="R4c", title=e.label, code_names=names,
+        )
+        row, sweep = traversal_base(e.codes, h)
+        figures[f"traversals_{stem}"] = latent_traversals(
+            e.model.decode, e.codes[row], e.codes, code_active=sweep, codes_active=code_active, title=e.label,
+            code_names=names,
+        )
+        if h is not None and e.assignments is not None:
+            purity, counts, majority = path_purity(e.train_paths, e.assignments, h.num_paths)
+            matches = [e.true_hierarchy.path_names[m] if m >= 0 else "" for m in majority]
+            figures[f"hierarchy_{stem}"] = hierarchy_comparison(
+                h, e.true_hierarchy, path_purity=purity, path_counts=counts, path_matches=matches,
+                h_error=e.metrics.get("h_error"),
+            )
+            figures[f"components_{stem}"] = component_projection(e.initial_codes, e.train_paths, e.assignments)
+    return figures

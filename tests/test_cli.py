@@ -1,0 +1,213 @@
+"""The ``hierbench`` command line end to end on a tiny Chopsticks config (400 / 300
+examples, one epoch): report files, metrics, embedded figures, ``evaluate --codes``
+on known representations, and the failure cases (one-line message, non-zero exit,
+no file left behind)."""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow_datasets as tfds
+
+import hier_datasets  # noqa: F401  (registers the builders for tfds.load)
+from hier_models.cli import main
+
+DATASET = "chopsticks/depth2_either_400_300"
+TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--interventional-points", "60", "--quiet"]
+MODELS = ("AE", "BetaTCVAE", "COFHAE")
+#: what every model row of metrics.json must hold
+METRICS = (
+    "r4", "r4c", "dci_disentanglement", "dci_completeness", "dci_informativeness_train", "dci_informativeness_test",
+    "mig", "sap", "h_error", "purity", "factor_vae_train_accuracy", "factor_vae_eval_accuracy",
+    "factor_vae_num_active_dims", "beta_vae_train_accuracy", "beta_vae_eval_accuracy",
+)
+MIMOSA = ("mimosa_purity", "mimosa_coverage", "mimosa_h_error")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("tfds"))
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, data_dir):
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    code = main(["run", *TINY, "--data-dir", data_dir, "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def _fails(capsys, argv, folder: Path, expect: str):
+    """Runs ``argv``; it must exit non-zero with a one-line message matching
+    ``expect`` and leave ``folder`` exactly as it was."""
+    before = _files(folder)
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code != 0
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"hierbench {argv[0]}: ")
+    assert re.search(expect, err), err
+    assert _files(folder) == before, "a failed command must leave no file behind"
+
+
+# ----------------------------------------------------------------------- run
+def test_run_writes_every_report_file(tiny_run, capsys):
+    expected = {"metrics.json", "summary.md", "report.html", "run.json", "hierarchy_cofhae.png", "components_cofhae.png"}
+    expected |= {f"{kind}_{m.lower()}.png" for kind in ("pairwise", "traversals") for m in MODELS}
+    names = {p.name for p in tiny_run.iterdir() if p.is_file()}
+    assert expected <= names
+    for png in tiny_run.glob("*.png"):
+        assert png.read_bytes().startswith(PNG_SIGNATURE)
+    for model in MODELS:
+        folder = tiny_run / "models" / DATASET.replace("/", "-") / f"{model}-seed0"
+        assert {"model.keras", "history.json", "codes.npy", "metrics.json"} <= {p.name for p in folder.iterdir()}
+        assert np.load(folder / "codes.npy").shape[0] == 300
+    assert not list(tiny_run.rglob(".*")), "no temporary file may stay behind"
+
+
+def test_metrics_json_has_a_value_for_every_metric(tiny_run):
+    metrics = json.loads((tiny_run / "metrics.json").read_text())
+    assert set(metrics) == set(MODELS)
+    for model, row in metrics.items():
+        wanted = METRICS + (MIMOSA if model == "COFHAE" else ())
+        for name in wanted:
+            value = row.get(name)
+            assert isinstance(value, (int, float)) and math.isfinite(value), (model, name, value)
+        assert len(row["r4c_per_factor"]) == 9
+    assert metrics["AE"]["h_error"] == 7, "flat codes are one path against the six true ones"
+
+
+def test_summary_and_html_hold_the_table_and_embed_every_figure(tiny_run):
+    summary = (tiny_run / "summary.md").read_text()
+    for model in MODELS:
+        assert re.search(rf"^\| {model} +\|( +[-0-9.]+ \|)+$", summary, re.M), summary
+    page = (tiny_run / "report.html").read_text()
+    embedded = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    pngs = sorted(tiny_run.glob("*.png"))
+    assert len(embedded) == len(pngs) == 8
+    assert {base64.b64decode(e) for e in embedded} == {p.read_bytes() for p in pngs}
+    assert not re.search(r'src="(?!data:)', page), "the page must not load anything from outside"
+    assert "<th>R4c</th>" in page and "<td>COFHAE</td>" in page
+
+
+def test_report_redraws_from_saved_artefacts(tiny_run, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_run, copy)
+    drawn = ["metrics.json", "summary.md", "report.html", *(p.name for p in tiny_run.glob("*.png"))]
+    for name in drawn:
+        (copy / name).unlink()
+    assert main(["report", str(copy), "--quiet"]) == 0
+    for name in drawn:
+        assert (copy / name).is_file(), name
+    assert json.loads((copy / "metrics.json").read_text()) == json.loads((tiny_run / "metrics.json").read_text())
+    assert "| COFHAE" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------ train / evaluate
+def test_train_then_evaluate_a_saved_model(data_dir, tmp_path, capsys):
+    out = tmp_path / "ae"
+    assert main(["train", "--dataset", DATASET, "--model", "ae", "--epochs", "1", "--set", "hidden_units=[32]",
+                 "--data-dir", data_dir, "--out", str(out), "--quiet"]) == 0
+    record = json.loads((out / "history.json").read_text())
+    assert record["settings"]["model"] == "AE" and record["settings"]["latent_dim"] == 9
+    assert len(record["history"]["AE"]["loss"]) == 1
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out), "--interventional-points", "40", "--data-dir", data_dir, "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["dataset"] == DATASET and result["split"] == "test" and result["num_examples"] == 300
+    for name in METRICS:
+        assert math.isfinite(result[name]), name
+
+
+def _test_factors(data_dir) -> np.ndarray:
+    """The test split's factors in the order the help documents for --codes."""
+    ds = tfds.load(DATASET, split="test", shuffle_files=False, data_dir=data_dir)
+    return np.concatenate([b["factors"] for b in tfds.as_numpy(ds.batch(128))]).astype(np.float64)
+
+
+def _evaluate_codes(codes, tmp_path, data_dir, name) -> dict:
+    path, out = tmp_path / f"{name}.npy", tmp_path / f"{name}.json"
+    np.save(path, codes)
+    assert main(["evaluate", "--codes", str(path), "--dataset", DATASET, "--data-dir", data_dir,
+                 "--out", str(out), "--quiet"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_evaluate_codes_scores_warped_factors_high_and_noise_low(tiny_run, data_dir, tmp_path):
+    factors = _test_factors(data_dir)
+    rng = np.random.default_rng(0)
+    warped = np.column_stack([np.exp(f) if j % 2 else f**3 + f for j, f in enumerate(factors.T)])
+    warped = warped[:, rng.permutation(warped.shape[1])]
+    good = _evaluate_codes(warped, tmp_path, data_dir, "warped")
+    assert good["r4"] >= 0.95
+    noise = _evaluate_codes(rng.normal(size=factors.shape), tmp_path, data_dir, "noise")
+    assert noise["r4"] < 0.2
+    assert good["representation"].endswith("warped.npy") and "factor_vae_eval_accuracy" not in good
+
+
+# -------------------------------------------------------------------- failures
+def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
+    out = str(tmp_path / "out")
+    _fails(capsys, ["run", "--datasets", "nosuch/thing", "--out", out, "--data-dir", data_dir], tmp_path, r"unknown dataset 'nosuch/thing'; choose from .*chopsticks/depth2_either")
+    _fails(capsys, ["run", "--datasets", "chopsticks/depth9_wavy", "--out", out], tmp_path, "unknown dataset")
+    _fails(capsys, ["run", "--models", "AE", "NoSuchVAE", "--out", out], tmp_path, r"unknown model 'NoSuchVAE'; choose from AE, VAE")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "ladder", "--out", out], tmp_path, "unknown model 'ladder'")
+    _fails(capsys, ["train", "--dataset", "spaceships", "--model", "AE", "--out", out], tmp_path, "unknown dataset 'spaceships'")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--set", "gamma=3", "--out", out], tmp_path,
+           "AE has no hyperparameter gamma; it takes")
+
+
+def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir, tiny_run):
+    out = tmp_path / "scores.json"
+    bad_rows, bad_width, flat = tmp_path / "rows.npy", tmp_path / "width.npy", tmp_path / "flat.npy"
+    np.save(bad_rows, np.zeros((299, 9)))
+    np.save(bad_width, np.zeros((300, 4)))
+    np.save(flat, np.zeros(300))
+    hierarchy = tmp_path / "hierarchy.json"
+    hierarchy.write_text(hier_datasets.ground_truth("chopsticks/depth2_either").hierarchy.to_json())
+    common = ["--dataset", DATASET, "--data-dir", data_dir, "--out", str(out), "--quiet"]
+    _fails(capsys, ["evaluate", "--codes", str(bad_rows), *common], tmp_path,
+           r"has 299 rows but chopsticks/depth2_either_400_300 split 'test' has 300 examples; .*shuffle_files=False")
+    _fails(capsys, ["evaluate", "--codes", str(bad_width), "--code-hierarchy", str(hierarchy), *common], tmp_path,
+           "has 4 columns but the code hierarchy has 9 dimensions")
+    _fails(capsys, ["evaluate", "--codes", str(flat), *common], tmp_path, r"has shape \(300,\); save a 2-D array")
+    _fails(capsys, ["evaluate", "--codes", str(tmp_path / "missing.npy"), *common], tmp_path, "no codes file")
+
+
+def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir, tiny_run):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    codes = tmp_path / "codes.npy"
+    np.save(codes, np.zeros((300, 9)))
+    _fails(capsys, ["run", *TINY, "--data-dir", data_dir, "--out", str(blocker / "run")], tmp_path, "is a file, not a folder; choose another --out")
+    _fails(capsys, ["run", *TINY, "--data-dir", data_dir, "--out", str(blocker)], tmp_path, "it is a file")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--data-dir", data_dir, "--out", str(blocker / "m")],
+           tmp_path, "choose another --out")
+    _fails(capsys, ["evaluate", "--codes", str(codes), "--dataset", DATASET, "--data-dir", data_dir,
+                    "--out", str(blocker / "scores.json")], tmp_path, "choose another --out")
+    _fails(capsys, ["report", str(tmp_path)], tmp_path, "is not a run folder")
+
+
+def test_help_of_every_command(capsys):
+    for command, words in {
+        "build": ["NAME"], "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "COFHAE:"],
+        "evaluate": ["--codes", "--model", "shuffle_files=False", "--code-hierarchy"], "report": ["RUN_DIR"],
+        "run": ["--datasets", "--models", "--seeds", "--train-size", "--epochs", "20000 train / 5000 test"],
+    }.items():
+        with pytest.raises(SystemExit) as exit_info:
+            main([command, "--help"])
+        assert exit_info.value.code == 0
+        text = capsys.readouterr().out
+        for word in words:
+            assert word in text, (command, word)
