@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import keras
 
-from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
+from hier_models.base import SingleLayerModel
 
 __all__ = ["AE"]
 
 
 @keras.saving.register_keras_serializable(package="hier_models")
-class AE(Autoencoder):
+class AE(SingleLayerModel):
     """Deterministic autoencoder: loss = reconstruction negative log-likelihood.
 
     ``AE(input_shape, latent_dim=10, *, architecture=None, activation=None,
@@ -20,21 +20,8 @@ class AE(Autoencoder):
 
     loss_terms = ("loss", "reconstruction")
 
-    def __init__(
-        self,
-        input_shape,
-        latent_dim: int = 10,
-        *,
-        architecture: str | None = None,
-        activation: str | None = None,
-        hidden_units=None,
-        likelihood: str | None = None,
-        observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
-        **kwargs,
-    ):
-        super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
-        self._build_single_layer(latent_dim, 1, architecture, activation, hidden_units)
+    def __init__(self, input_shape, latent_dim: int = 10, **kwargs):
+        super().__init__(input_shape, latent_dim, heads=1, **kwargs)
         self._finish_init()
 
     def _forward(self, x, training):
@@ -44,6 +31,3 @@ class AE(Autoencoder):
 
     def _codes(self, x):
         return self.encoder(x, training=False)
-
-    def _decode_tensor(self, z):
-        return self.decoder(z, training=False)

@@ -176,17 +176,27 @@ def _burgess(input_shape, hidden_units, ladder_layers):
     )
 
 
-def _boxhead_ladder_parts():
-    encoder = (Conv(128, 4, 2), Conv(256, 4, 1), Flatten(), Dense(1024))
+def _boxhead(name, input_shape, encoder_stages, decoder_stages):
+    """A Boxhead architecture: the given stages; the ladder parts of tables 3 and 4."""
+    channels = _image_channels(name, input_shape)
 
-    def decoder(shape):
+    def ladder_decoder(shape):
         return (Dense(1024), Dense(math.prod(shape)), Reshape(tuple(shape)))
 
-    return encoder, decoder
+    return ArchitectureSpec(
+        name=name,
+        input_shape=input_shape,
+        activation="leaky_relu",
+        batch_norm=True,
+        encoder_stages=encoder_stages,
+        decoder_stages=decoder_stages,
+        output=(Up(channels, 4, 2),),
+        ladder_encoder=(Conv(128, 4, 2), Conv(256, 4, 1), Flatten(), Dense(1024)),
+        ladder_decoder=ladder_decoder,
+    )
 
 
 def _boxhead_small(input_shape, hidden_units, ladder_layers):
-    channels = _image_channels("boxhead_small", input_shape)
     encoder_stages = (
         (Conv(64, 4, 2),),
         (Conv(128, 4, 2),),
@@ -197,22 +207,10 @@ def _boxhead_small(input_shape, hidden_units, ladder_layers):
         (Conv(256, 4, 1), Up(128, 4, 2)),  # g2
         (Dense(1024), Dense(4 * 4 * 512), Reshape((4, 4, 512)), Up(256, 4, 2)),  # g3
     )
-    ladder_encoder, ladder_decoder = _boxhead_ladder_parts()
-    return ArchitectureSpec(
-        name="boxhead_small",
-        input_shape=input_shape,
-        activation="leaky_relu",
-        batch_norm=True,
-        encoder_stages=encoder_stages,
-        decoder_stages=decoder_stages,
-        output=(Up(channels, 4, 2),),
-        ladder_encoder=ladder_encoder,
-        ladder_decoder=ladder_decoder,
-    )
+    return _boxhead("boxhead_small", input_shape, encoder_stages, decoder_stages)
 
 
 def _boxhead_large(input_shape, hidden_units, ladder_layers):
-    channels = _image_channels("boxhead_large", input_shape)
     encoder_stages = (
         (Conv(64, 1, 2), Residual(64, 4)),
         (Conv(128, 1, 2), Residual(128, 4)),
@@ -231,18 +229,7 @@ def _boxhead_large(input_shape, hidden_units, ladder_layers):
             Conv(128, 4, 1),
         ),  # g3
     )
-    ladder_encoder, ladder_decoder = _boxhead_ladder_parts()
-    return ArchitectureSpec(
-        name="boxhead_large",
-        input_shape=input_shape,
-        activation="leaky_relu",
-        batch_norm=True,
-        encoder_stages=encoder_stages,
-        decoder_stages=decoder_stages,
-        output=(Up(channels, 4, 2),),
-        ladder_encoder=ladder_encoder,
-        ladder_decoder=ladder_decoder,
-    )
+    return _boxhead("boxhead_large", input_shape, encoder_stages, decoder_stages)
 
 
 _BUILDERS = {

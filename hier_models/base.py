@@ -20,7 +20,7 @@ from hier_models.architectures import architecture_spec
 from hier_models.networks import build_decoder, build_encoder
 from hier_models.validation import check_choice, check_input_shape, check_positive, check_positive_int
 
-__all__ = ["Autoencoder", "DEFAULT_OBSERVATION_STD", "LatestValue"]
+__all__ = ["Autoencoder", "DEFAULT_OBSERVATION_STD", "LatestValue", "SingleLayerModel"]
 
 #: Gaussian likelihood std whose NLL is 100 x the sum of squared errors (the
 #: reconstruction loss of the Chopsticks reference implementation) plus a constant.
@@ -113,23 +113,6 @@ class Autoencoder(keras.Model):
         trackers.update({name: LatestValue(name) for name in schedule_names})
         self._trackers = trackers
         self.built = True
-
-    def _build_single_layer(self, latent_dim, heads: int, architecture, activation, hidden_units):
-        """Encoder (``heads * latent_dim`` outputs) and decoder of a single-layer model."""
-        self.latent_dim = check_positive_int("latent_dim", latent_dim)
-        spec = architecture_spec(architecture, self.observation_shape, hidden_units=hidden_units)
-        self.architecture = spec.name
-        options = dict(architecture=spec.name, activation=activation, hidden_units=hidden_units)
-        self.encoder = build_encoder(self.observation_shape, heads * self.latent_dim, name="encoder", **options)
-        self.decoder = build_decoder(self.observation_shape, self.latent_dim, name="decoder", **options)
-        self._config.update(
-            dict(
-                latent_dim=self.latent_dim,
-                architecture=spec.name,
-                activation=activation,
-                hidden_units=None if hidden_units is None else list(hidden_units),
-            )
-        )
 
     def _forward(self, x, training: bool):
         """Loss terms of one batch: ``(terms, aux)``; ``terms["loss"]`` is minimised."""
@@ -333,3 +316,44 @@ class Autoencoder(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+class SingleLayerModel(Autoencoder):
+    """Base of the single-layer models: one encoder and one decoder network.
+
+    ``SingleLayerModel(input_shape, latent_dim=10, *, heads=1, architecture=None,
+    activation=None, hidden_units=None, **base_arguments)``: the encoder has
+    ``heads * latent_dim`` outputs (2 for a Gaussian posterior's means and log
+    variances); see :func:`hier_models.networks.build_encoder` for the network options
+    and :class:`Autoencoder` for the others.
+    """
+
+    def __init__(
+        self,
+        input_shape,
+        latent_dim: int = 10,
+        *,
+        heads: int = 1,
+        architecture: str | None = None,
+        activation: str | None = None,
+        hidden_units=None,
+        **kwargs,
+    ):
+        super().__init__(input_shape, **kwargs)
+        self.latent_dim = check_positive_int("latent_dim", latent_dim)
+        spec = architecture_spec(architecture, self.observation_shape, hidden_units=hidden_units)
+        self.architecture = spec.name
+        options = dict(architecture=spec.name, activation=activation, hidden_units=hidden_units)
+        self.encoder = build_encoder(self.observation_shape, heads * self.latent_dim, name="encoder", **options)
+        self.decoder = build_decoder(self.observation_shape, self.latent_dim, name="decoder", **options)
+        self._config.update(
+            dict(
+                latent_dim=self.latent_dim,
+                architecture=spec.name,
+                activation=activation,
+                hidden_units=None if hidden_units is None else list(hidden_units),
+            )
+        )
+
+    def _decode_tensor(self, z):
+        return self.decoder(z, training=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import keras
 
 from hier_models import losses
-from hier_models.base import DEFAULT_OBSERVATION_STD
 from hier_models.validation import check_non_negative, check_positive_int
 from hier_models.vae import VAE
 
@@ -40,31 +39,12 @@ class BetaTCVAE(VAE):
         alpha: float = 1.0,
         gamma: float = 1.0,
         dataset_size: int | None = None,
-        beta_anneal_steps: int = 0,
-        architecture: str | None = None,
-        activation: str | None = None,
-        hidden_units=None,
-        likelihood: str | None = None,
-        observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
         **kwargs,
     ):
         alpha = check_non_negative("alpha", alpha)
         gamma = check_non_negative("gamma", gamma)
         dataset_size = None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
-        super().__init__(
-            input_shape,
-            latent_dim,
-            beta=beta,
-            beta_anneal_steps=beta_anneal_steps,
-            architecture=architecture,
-            activation=activation,
-            hidden_units=hidden_units,
-            likelihood=likelihood,
-            observation_std=observation_std,
-            seed=seed,
-            **kwargs,
-        )
+        super().__init__(input_shape, latent_dim, beta=beta, **kwargs)
         self.alpha, self.gamma, self.dataset_size = alpha, gamma, dataset_size
         self._config.update(dict(alpha=alpha, gamma=gamma, dataset_size=dataset_size))
 

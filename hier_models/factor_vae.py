@@ -6,7 +6,6 @@ import tensorflow as tf
 from keras import ops
 
 from hier_models import losses
-from hier_models.base import DEFAULT_OBSERVATION_STD
 from hier_models.adversarial import Adversarial, build_discriminator, default_discriminator_optimizer
 from hier_models.validation import check_non_negative, check_units
 from hier_models.vae import VAE
@@ -41,35 +40,14 @@ class FactorVAE(Adversarial, VAE):
         latent_dim: int = 10,
         *,
         gamma: float = 10.0,
-        beta: float = 1.0,
         discriminator_units=(1000,) * 6,
-        beta_anneal_steps: int = 0,
-        architecture: str | None = None,
-        activation: str | None = None,
-        hidden_units=None,
-        likelihood: str | None = None,
-        observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
         **kwargs,
     ):
         gamma = check_non_negative("gamma", gamma)
         units = check_units("discriminator_units", discriminator_units)
-        super().__init__(
-            input_shape,
-            latent_dim,
-            beta=beta,
-            beta_anneal_steps=beta_anneal_steps,
-            architecture=architecture,
-            activation=activation,
-            hidden_units=hidden_units,
-            likelihood=likelihood,
-            observation_std=observation_std,
-            seed=seed,
-            **kwargs,
-        )
+        super().__init__(input_shape, latent_dim, **kwargs)
         self.gamma = gamma
         self.discriminator = build_discriminator(self.latent_dim, units)
-        self.discriminator_optimizer = None
         self._config.update(dict(gamma=gamma, discriminator_units=list(units)))
 
     def _regulariser(self, z, mean, logvar, kl, fraction):

@@ -34,7 +34,7 @@ from keras import ops
 
 from hier_models import losses
 from hier_models.architectures import default_architecture
-from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
+from hier_models.base import Autoencoder
 from hier_models.networks import build_ladder
 from hier_models.schedules import annealed_weight, ladder_fade_in
 from hier_models.validation import (
@@ -99,12 +99,9 @@ class _ProgressiveLadder(Autoencoder):
         architecture: str | None = None,
         activation: str | None = None,
         hidden_units=None,
-        likelihood: str | None = None,
-        observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
         **kwargs,
     ):
-        super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
+        super().__init__(input_shape, **kwargs)
         sizes = resolve_latents_per_layer(latent_dim, latents_per_layer, num_layers)
         self.latents_per_layer = sizes
         self.num_layers = len(sizes)

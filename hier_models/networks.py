@@ -95,6 +95,17 @@ def _spec(input_shape, architecture, hidden_units, ladder_layers=None):
     )
 
 
+def _chain(input_shape, stages, tail, spec: ArchitectureSpec, activation, name: str) -> keras.Model:
+    """A model applying ``stages`` in order, then ``tail`` with a linear last layer."""
+    activation = activation or spec.activation
+    namer = _Namer(name)
+    x = keras.Input(input_shape, name=f"{name}_input")
+    h = x
+    for stage in stages:
+        h = apply_stage(h, stage, spec, activation, namer)
+    return keras.Model(x, apply_stage(h, tail, spec, activation, namer, linear_last=True), name=name)
+
+
 def build_encoder(
     input_shape,
     output_dim: int,
@@ -114,14 +125,7 @@ def build_encoder(
     """
     output_dim = check_positive_int("output_dim", output_dim)
     spec = _spec(input_shape, architecture, hidden_units)
-    activation = activation or spec.activation
-    namer = _Namer(name)
-    x = keras.Input(spec.input_shape, name=f"{name}_input")
-    h = x
-    for stage in spec.encoder_stages:
-        h = apply_stage(h, stage, spec, activation, namer)
-    out = keras.layers.Dense(output_dim, name=namer("head"))(h)
-    return keras.Model(x, out, name=name)
+    return _chain(spec.input_shape, spec.encoder_stages, (Dense(output_dim),), spec, activation, name)
 
 
 def build_decoder(
@@ -136,14 +140,7 @@ def build_decoder(
     """Code (``latent_dim``) -> linear outputs of shape ``input_shape`` (logits or means)."""
     latent_dim = check_positive_int("latent_dim", latent_dim)
     spec = _spec(input_shape, architecture, hidden_units)
-    activation = activation or spec.activation
-    namer = _Namer(name)
-    z = keras.Input((latent_dim,), name=f"{name}_input")
-    h = z
-    for stage in reversed(spec.decoder_stages):
-        h = apply_stage(h, stage, spec, activation, namer)
-    out = apply_stage(h, spec.output, spec, activation, namer, linear_last=True)
-    return keras.Model(z, out, name=name)
+    return _chain((latent_dim,), tuple(reversed(spec.decoder_stages)), spec.output, spec, activation, name)
 
 
 @dataclasses.dataclass

@@ -5,7 +5,7 @@ import keras
 from keras import ops
 
 from hier_models import losses
-from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
+from hier_models.base import SingleLayerModel
 from hier_models.schedules import annealed_weight
 from hier_models.validation import check_non_negative, check_non_negative_int
 
@@ -13,7 +13,7 @@ __all__ = ["VAE"]
 
 
 @keras.saving.register_keras_serializable(package="hier_models")
-class VAE(Autoencoder):
+class VAE(SingleLayerModel):
     """Gaussian-posterior VAE; with ``beta != 1`` the beta-VAE of Higgins et al.
 
     ``VAE(input_shape, latent_dim=10, *, beta=1.0, beta_anneal_steps=0,
@@ -30,27 +30,13 @@ class VAE(Autoencoder):
 
     loss_terms = ("loss", "reconstruction", "kl")
 
-    def __init__(
-        self,
-        input_shape,
-        latent_dim: int = 10,
-        *,
-        beta: float = 1.0,
-        beta_anneal_steps: int = 0,
-        architecture: str | None = None,
-        activation: str | None = None,
-        hidden_units=None,
-        likelihood: str | None = None,
-        observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
-        **kwargs,
-    ):
-        super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
-        self.beta = check_non_negative("beta", beta)
-        self.beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
-        self._beta_schedule = annealed_weight(self.beta, self.beta_anneal_steps)
-        self._build_single_layer(latent_dim, 2, architecture, activation, hidden_units)
-        self._config.update(dict(beta=self.beta, beta_anneal_steps=self.beta_anneal_steps))
+    def __init__(self, input_shape, latent_dim: int = 10, *, beta: float = 1.0, beta_anneal_steps: int = 0, **kwargs):
+        beta = check_non_negative("beta", beta)
+        beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
+        super().__init__(input_shape, latent_dim, heads=2, **kwargs)
+        self.beta, self.beta_anneal_steps = beta, beta_anneal_steps
+        self._beta_schedule = annealed_weight(beta, beta_anneal_steps)
+        self._config.update(dict(beta=beta, beta_anneal_steps=beta_anneal_steps))
         self._finish_init(("beta",))
 
     def posterior(self, x, training=False):
@@ -76,9 +62,6 @@ class VAE(Autoencoder):
 
     def _codes(self, x):
         return self.posterior(x)[0]
-
-    def _decode_tensor(self, z):
-        return self.decoder(z, training=False)
 
     def schedule(self, step=None) -> dict:
         step = self.step if step is None else step

@@ -133,3 +133,14 @@ def test_boxhead_ladders_learn_spaceshapes(cls, tiny_data_dir):
     )
     assert _falls(history["reconstruction"], 0.05), history
     assert codes.shape == (64, 12) and np.all(np.isfinite(codes))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls, kwargs", SERIES_CASES, ids=_ids(SERIES_CASES))
+def test_models_train_under_xla(cls, kwargs):
+    """jit_compile=True, the default on GPUs: every op of every train step compiles."""
+    x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
+    model = cls((64,), seed=0, hidden_units=(32,), **kwargs)
+    model.compile(jit_compile=True)
+    history = model.fit(x, batch_size=32, epochs=2, verbose=0).history
+    assert np.all(np.isfinite(history["loss"])) and model.step == 8
