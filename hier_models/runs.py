@@ -337,7 +337,7 @@ def _check_options(model: str, options: Mapping) -> dict:
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise CommandError(
-            f"{model} has no hyperparameter {', '.join(unknown)}; it takes {', '.join(sorted(known))}"
+            f"{model} has no hyperparameter {', '.join(map(repr, unknown))}; it takes {', '.join(sorted(known))}"
         )
     return dict(options)
 
@@ -672,6 +672,8 @@ def parse_options(pairs: Sequence[str], models: Sequence[str]) -> dict[str, dict
             _check_options(model, {name: value})
             out[model][name] = value
             continue
+        if len(models) == 1:
+            _check_options(models[0], {name: value})
         takers = [m for m in models if name in model_parameters(m)]
         if not takers:
             raise CommandError(f"no model among {', '.join(models)} has a hyperparameter {name!r}; see hierbench train --help")

@@ -165,7 +165,7 @@ def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "ladder", "--out", out], tmp_path, "unknown model 'ladder'")
     _fails(capsys, ["train", "--dataset", "spaceships", "--model", "AE", "--out", out], tmp_path, "unknown dataset 'spaceships'")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--set", "gamma=3", "--out", out], tmp_path,
-           "AE has no hyperparameter gamma; it takes")
+           "AE has no hyperparameter 'gamma'; it takes")
 
 
 def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir, tiny_run):
