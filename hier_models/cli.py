@@ -65,15 +65,13 @@ def _hyperparameter_help() -> str:
     for model in runs.MODEL_NAMES:
         names = ", ".join(sorted(runs.model_parameters(model)))
         lines += textwrap.wrap(f"{model}: {names}", width=88, initial_indent="  ", subsequent_indent="      ")
-    lines += [
-        "",
-        "COFHAE is the whole method: a Softplus autoencoder with initial_dim codes (default per",
-        "dataset, as in the paper) trained for --autoencoder-epochs, MIMOSA on its codes (its",
-        "hyperparameters: num_nearest_neighbors ... tree), then COFHAE on the learned hierarchy.",
-        "Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at three",
-        "quarters of the steps (the paper's schedule).",
-    ]
-    return "\n".join(lines)
+    text = (
+        "COFHAE is the whole method: a Softplus autoencoder with initial_dim codes (default per dataset, as "
+        "in the paper) trained for --autoencoder-epochs, MIMOSA on its codes (hyperparameters "
+        f"{', '.join(runs.MIMOSA_OPTIONS)}), then COFHAE on the learned hierarchy. Every model trains with "
+        "Adam at 1e-3, divided by 10 at half and by 100 at three quarters of the steps (the paper's schedule)."
+    )
+    return "\n".join(lines) + "\n\n" + textwrap.fill(text, width=88)
 
 
 # ----------------------------------------------------------------------- commands
@@ -195,64 +193,80 @@ def _run(args) -> int:
 # ------------------------------------------------------------------------- parser
 def _common(p, *, data_dir=True, quiet=True):
     if data_dir:
-        p.add_argument("--data-dir", default=None, help="TFDS data dir (default: TFDS's own, ~/tensorflow_datasets)")
+        p.add_argument("--data-dir", default=None, metavar="DIR", help="TFDS data dir (default: TFDS's own, ~/tensorflow_datasets)")
     if quiet:
         p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _training_options(p, defaults: runs.RunSettings):
-    p.add_argument("--epochs", type=_positive, default=defaults.epochs, help="training epochs of every model (default %(default)s)")
-    p.add_argument("--autoencoder-epochs", type=_positive, default=None,
-                   help="epochs of COFHAE's smooth autoencoder, before MIMOSA (default: twice --epochs)")
-    p.add_argument("--batch-size", type=_positive, default=defaults.batch_size, help="batch size (default %(default)s)")
+    p.add_argument("--epochs", type=_positive, metavar="N", default=defaults.epochs, help="training epochs of every model (default %(default)s)")
+    p.add_argument("--autoencoder-epochs", type=_positive, default=runs.AUTOENCODER_EPOCHS, metavar="N",
+                   help="epochs of COFHAE's smooth autoencoder, before MIMOSA (default %(default)s: it is cheap, "
+                        "and MIMOSA needs converged codes)")
+    p.add_argument("--batch-size", type=_positive, metavar="N", default=defaults.batch_size, help="batch size (default %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a model hyperparameter, repeatable; see the list below")
 
 
+def _wrap(text: str) -> str:
+    return "\n\n".join(textwrap.fill(par, width=88) for par in text.split("\n\n"))
+
+
+def _command(sub, name: str, func, *, summary: str, description: str, epilog: str = ""):
+    p = sub.add_parser(name, help=summary, description=_wrap(description), epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=func)
+    return p
+
+
+def _interventional_option(p, default: int):
+    p.add_argument("--interventional-points", type=_non_negative, default=default, metavar="N",
+                   help="training votes of the FactorVAE / beta-VAE scores, half as many for evaluation; "
+                        "0 skips them (default %(default)s; disentanglement_lib uses 10000)")
+
+
 def parser() -> argparse.ArgumentParser:
-    raw = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="hierbench", formatter_class=raw,
+        prog="hierbench",
         description="Hierarchical disentanglement benchmarks: build datasets, train models, score them, report.",
         epilog="`hierbench run` with no arguments runs the default benchmark; `hierbench COMMAND --help` for more.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     d = runs.DEFAULT_RUN
 
-    build = sub.add_parser("build", help="build (or reuse) datasets and summarise them per path", formatter_class=raw,
-                           description="Build (or reuse) registered datasets in the TFDS data dir and print how many "
-                                       "examples take each path of the hierarchy.",
-                           epilog="example: hierbench build chopsticks/depth2_either spaceshapes")
+    build = _command(
+        sub, "build", _build, summary="build (or reuse) datasets and summarise them per path",
+        description="Build (or reuse) registered datasets in the TFDS data dir and print how many examples take "
+                    "each path of the hierarchy.",
+        epilog="example: hierbench build chopsticks/depth2_either spaceshapes",
+    )
     build.add_argument("names", nargs="+", metavar="NAME", help=DATASET_HELP)
     _common(build, quiet=False)
-    build.set_defaults(func=_build)
 
-    train = sub.add_parser(
-        "train", help="train one model and save it (.keras) with its training history", formatter_class=raw,
+    train = _command(
+        sub, "train", _train, summary="train one model and save it (.keras) with its training history",
         description="Train one model on the train split of a dataset and save it to --out: model.keras and "
                     "history.json (settings, per-epoch losses; for COFHAE also MIMOSA's purity, coverage and "
-                    "H-error on the training data, plus smooth_autoencoder.keras, hierarchy.json, "
-                    "assignments.npy and initial_codes.npy).",
+                    "H-error on the training data), and for COFHAE smooth_autoencoder.keras, hierarchy.json, "
+                    "assignments.npy and initial_codes.npy.",
         epilog=_hyperparameter_help() + "\n\nexample: hierbench train --dataset chopsticks/depth2_either_20000_5000 "
                "--model BetaTCVAE --set beta=4 --out runs/btc",
     )
     train.add_argument("--dataset", required=True, metavar="NAME", help=DATASET_HELP)
     train.add_argument("--model", required=True, metavar="MODEL", help=f"one of {', '.join(runs.MODEL_NAMES)}")
     train.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the saved model (created if missing)")
-    train.add_argument("--split", default="train", help="split to train on (default %(default)s; TFDS slices work)")
-    train.add_argument("--seed", type=int, default=0, help="seed of initialisation, shuffling and noise (default 0)")
-    train.add_argument("--latent-dim", type=_positive, default=None,
+    train.add_argument("--split", default="train", metavar="SPLIT", help="split to train on (default %(default)s; TFDS slices work)")
+    train.add_argument("--seed", type=int, default=0, metavar="N", help="seed of initialisation, shuffling and noise (default 0)")
+    train.add_argument("--latent-dim", type=_positive, default=None, metavar="N",
                        help="number of codes of a flat model (default: the dataset's number of factors)")
     _training_options(train, d)
     _common(train)
-    train.set_defaults(func=_train)
 
-    evaluate = sub.add_parser(
-        "evaluate", help="score a saved model or external codes with every applicable metric (JSON)",
-        formatter_class=raw,
-        description="Score a saved model, or codes from any framework, against a split of a dataset: R4, R4c, "
-                    "DCI, MIG, SAP, H-error and path purity on the split; for a model also the FactorVAE and "
-                    "beta-VAE scores on fresh samples of the generative process. Prints JSON, or writes it to --out.",
+    evaluate = _command(
+        sub, "evaluate", _evaluate, summary="score a saved model or external codes with every applicable metric (JSON)",
+        description="Score a saved model, or codes from any framework, against a split of a dataset: R4, R4c, DCI, "
+                    "MIG, SAP, H-error and path purity on the split; for a model also the FactorVAE and beta-VAE "
+                    "scores on fresh samples of the generative process. Prints JSON, or writes it to --out.",
         epilog=CODES_ORDER + "\n\nexamples:\n  hierbench evaluate --model runs/btc\n"
                "  hierbench evaluate --codes codes.npy --dataset chopsticks/depth2_either --split test --out scores.json",
     )
@@ -260,34 +274,30 @@ def parser() -> argparse.ArgumentParser:
     what.add_argument("--model", type=Path, metavar="PATH", help="a .keras file, or a folder written by hierbench train")
     what.add_argument("--codes", type=Path, metavar="FILE.npy", help="(num_examples, num_codes) array, rows in split order (below)")
     evaluate.add_argument("--dataset", metavar="NAME", help=DATASET_HELP + "; default for --model: the one it was trained on")
-    evaluate.add_argument("--split", default="test", help="split to score on (default %(default)s; TFDS slices work)")
+    evaluate.add_argument("--split", default="test", metavar="SPLIT", help="split to score on (default %(default)s; TFDS slices work)")
     evaluate.add_argument("--code-hierarchy", type=Path, metavar="FILE.json", help="Hierarchy JSON of --codes' layout")
     evaluate.add_argument("--out", type=Path, metavar="FILE.json", help="write the JSON here (default: print it)")
-    evaluate.add_argument("--seed", type=int, default=0, help="seed of the metrics' splits and samples (default 0)")
-    evaluate.add_argument("--interventional-points", type=_non_negative, default=d.interventional_points,
-                          help="training votes of the FactorVAE / beta-VAE scores, half as many for evaluation; "
-                               "0 skips them (default %(default)s; disentanglement_lib uses 10000)")
+    evaluate.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the metrics' splits and samples (default 0)")
+    _interventional_option(evaluate, d.interventional_points)
     _common(evaluate)
-    evaluate.set_defaults(func=_evaluate)
 
-    rep = sub.add_parser(
-        "report", help="(re)draw the report of a run folder", formatter_class=raw,
+    rep = _command(
+        sub, "report", _report, summary="(re)draw the report of a run folder",
         description="Redraw a run's report from the artefacts saved in RUN_DIR (models, codes, metrics, data "
                     "labels): metrics.json, summary.md, report.html (self-contained) and the figures as PNG.",
         epilog="example: hierbench report runs/default",
     )
     rep.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a folder written by hierbench run")
     _common(rep, data_dir=False)
-    rep.set_defaults(func=_report)
 
-    run = sub.add_parser(
-        "run", help="build, train, score and report: the default benchmark without arguments", formatter_class=raw,
+    run = _command(
+        sub, "run", _run, summary="build, train, score and report: the default benchmark without arguments",
         description="The main job: build (or reuse) each dataset, train each model with each seed, score it with "
                     "every applicable metric, and write a report folder: metrics.json, summary.md with a models x "
                     "metrics table, a self-contained report.html, and the figures (factor-vs-code histograms where "
                     "both are active with per-factor R4c, latent traversals, the learned hierarchy beside the true "
-                    "one with per-path purity, MIMOSA's components coloured by true path).\n\n"
-                    f"Without arguments: {d.describe()}; about 5 minutes on 2 CPU cores.",
+                    "one with per-path purity, MIMOSA's components coloured by true path)."
+                    f"\n\nWithout arguments: {d.describe()}; about 5 minutes on 2 CPU cores.",
         epilog=_hyperparameter_help() + "\n\nA plain --set KEY=VALUE goes to every model that takes KEY; "
                "MODEL.KEY=VALUE to one.\n\nexample: hierbench run --models AE VAE COFHAE --seeds 0 1 "
                "--set VAE.beta=4 --out runs/vae",
@@ -296,17 +306,14 @@ def parser() -> argparse.ArgumentParser:
                      help=DATASET_HELP + " (default %(default)s)")
     run.add_argument("--models", nargs="+", default=list(d.models), metavar="MODEL",
                      help=f"from {', '.join(runs.MODEL_NAMES)} (default %(default)s)")
-    run.add_argument("--seeds", nargs="+", type=int, default=list(d.seeds), help="one model per seed (default %(default)s)")
-    run.add_argument("--train-size", type=_positive, default=d.train_size, help="training examples (default %(default)s)")
-    run.add_argument("--test-size", type=_positive, default=d.test_size, help="test examples (default %(default)s)")
+    run.add_argument("--seeds", nargs="+", type=int, metavar="SEED", default=list(d.seeds), help="one model per seed (default %(default)s)")
+    run.add_argument("--train-size", type=_positive, metavar="N", default=d.train_size, help="training examples (default %(default)s)")
+    run.add_argument("--test-size", type=_positive, metavar="N", default=d.test_size, help="test examples (default %(default)s)")
     run.add_argument("--full-size", action="store_true", help="use the registered sizes (Chopsticks 90000 / 10000)")
-    run.add_argument("--interventional-points", type=_non_negative, default=d.interventional_points,
-                     help="training votes of the FactorVAE / beta-VAE scores, half as many for evaluation; "
-                          "0 skips them (default %(default)s)")
+    _interventional_option(run, d.interventional_points)
     _training_options(run, d)
     run.add_argument("--out", type=Path, default=Path(d.out), metavar="DIR", help="run folder (default %(default)s)")
     _common(run)
-    run.set_defaults(func=_run)
     return p
 
 

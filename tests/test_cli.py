@@ -19,7 +19,8 @@ import hier_datasets  # noqa: F401  (registers the builders for tfds.load)
 from hier_models.cli import main
 
 DATASET = "chopsticks/depth2_either_400_300"
-TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--interventional-points", "60", "--quiet"]
+TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--autoencoder-epochs", "1",
+        "--interventional-points", "60", "--quiet"]
 MODELS = ("AE", "BetaTCVAE", "COFHAE")
 #: what every model row of metrics.json must hold
 METRICS = (
