@@ -31,7 +31,7 @@ test-all: setup
 	$(BIN)/python -m pytest -q -m ""
 
 demo: setup
-	$(BIN)/hierbench build chopsticks/depth2_either spaceshapes
+	$(BIN)/hierbench run
 
 bench: setup
 	$(BIN)/python benchmarks/generation.py
