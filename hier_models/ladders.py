@@ -22,6 +22,10 @@ its posterior ``q(z_l | x, z_>l)`` is the precision-weighted product of the bott
 estimate and that prior (as in ladder VAEs); its KL term is
 ``KL(q(z_l | x, z_>l) || p(z_l | z_>l))`` at a sample of ``z_>l``.
 
+The Boxhead networks are large (159M / 211M parameters as ladders); train them
+with a smaller learning rate than Adam's default, e.g. ``Adam(1e-4)``: at 1e-3 the
+first steps throw the top layer's posterior far out while its KL weight is still 0.
+
 ``encode`` returns the posterior means of all layers concatenated from layer 1 to
 layer L (for pro-LVAE, computed top-down from the means of the layers above);
 ``encode_layers`` returns them as a list.
@@ -165,7 +169,7 @@ class _ProgressiveLadder(Autoencoder):
         estimates = []
         for head, flat, k in zip(self.posterior_heads, flats, self.latents_per_layer):
             out = head(flat, training=training)
-            estimates.append((out[:, :k], out[:, k:]))
+            estimates.append((out[:, :k], losses.bound_logvar(out[:, k:])))
         return estimates
 
     def _posterior(self, estimates, layer, codes_above, training):
@@ -175,7 +179,7 @@ class _ProgressiveLadder(Autoencoder):
             return mean, logvar, None
         k = self.latents_per_layer[layer]
         out = self.priors[layer](ops.concatenate(codes_above, axis=-1), training=training)
-        prior = (out[:, :k], out[:, k:])
+        prior = (out[:, :k], losses.bound_logvar(out[:, k:]))
         mean, logvar = losses.merge_gaussians(mean, logvar, *prior)
         return mean, logvar, prior
 

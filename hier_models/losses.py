@@ -13,6 +13,8 @@ from keras import ops
 
 __all__ = [
     "LIKELIHOODS",
+    "LOGVAR_LIMIT",
+    "bound_logvar",
     "bernoulli_nll",
     "gaussian_kl",
     "gaussian_kl_between",
@@ -27,6 +29,21 @@ __all__ = [
 
 LIKELIHOODS = ("bernoulli", "gaussian")
 _LOG_2PI = math.log(2.0 * math.pi)
+
+#: log variances of the models' Gaussians stay inside (-LOGVAR_LIMIT, LOGVAR_LIMIT)
+LOGVAR_LIMIT = 16.0
+
+
+def bound_logvar(raw, limit: float = LOGVAR_LIMIT):
+    """``limit * tanh(raw / limit)``: a network output as a log variance in (-limit, limit).
+
+    Close to the identity for |raw| well below the limit (standard deviations between
+    about 3e-4 and 3e3 for the default); it keeps ``exp(logvar)``, ``exp(-logvar)``
+    and their products finite when a large step throws a head's outputs far out
+    (without it, one Adam step of a Boxhead ladder at learning rate 1e-3 can overflow
+    a pro-LVAE's conditional prior).
+    """
+    return limit * ops.tanh(raw / limit)
 
 
 def _flat_sum(values):

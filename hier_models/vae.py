@@ -40,9 +40,10 @@ class VAE(SingleLayerModel):
         self._finish_init(("beta",))
 
     def posterior(self, x, training=False):
-        """``(mean, logvar)`` tensors of q(z | x) for a batch."""
+        """``(mean, logvar)`` tensors of q(z | x) for a batch (logvar bounded, see
+        :func:`hier_models.losses.bound_logvar`)."""
         out = self.encoder(x, training=training)
-        return out[:, : self.latent_dim], out[:, self.latent_dim :]
+        return out[:, : self.latent_dim], losses.bound_logvar(out[:, self.latent_dim :])
 
     def _anneal_fraction(self):
         return self._beta_schedule.fraction(self._step)

@@ -149,3 +149,14 @@ def test_vae_kl_metric_equals_the_closed_form_of_its_posteriors():
     reported = model.evaluate(x, batch_size=64, verbose=0, return_dict=True)
     assert reported["kl"] == pytest.approx(closed, rel=1e-5)
     assert reported["loss"] == pytest.approx(reported["reconstruction"] + 1.0 * reported["kl"], rel=1e-5)
+
+
+def test_bound_logvar_is_near_identity_and_keeps_the_kl_finite():
+    raw = np.array([[-1e6, -40.0, -1.0, 0.0, 0.5, 40.0, 1e6]], np.float32)
+    bounded = np_(losses.bound_logvar(raw))
+    assert np.all(np.abs(bounded) < losses.LOGVAR_LIMIT + 1e-6)
+    np.testing.assert_allclose(bounded[0, 2:5], [-1.0, 0.0, 0.5], atol=2e-3)
+    assert np.all(np.diff(bounded[0]) >= 0)  # monotone
+    mean = np.full_like(raw, 3.0)
+    assert np.isfinite(np_(losses.gaussian_kl_between(mean, bounded, -mean, bounded[:, ::-1]))).all()
+    assert not np.isfinite(np_(losses.gaussian_kl_between(mean, raw, -mean, raw[:, ::-1]))).all()
