@@ -60,18 +60,19 @@ def run_dataset(name: str, args, seed: int) -> list[dict]:
     train_f, train_x = gt.sample(args.train_size, np.random.default_rng([seed, 0]))
     test_f, test_x = gt.sample(args.test_size, np.random.default_rng([seed, 1]))
     records = []
+    common = {"dataset": name, "seed": seed, "train_size": args.train_size, "test_size": args.test_size, "epochs": args.epochs}
     start = time.perf_counter()
     mimosa_options = SPACESHAPES if name == "spaceshapes" else {}
     fit = fit_hierarchical(train_x, initial_dim=INITIAL_DIM[name], epochs=args.epochs, batch_size=args.batch_size,
                            seed=seed, mimosa_options=mimosa_options)
     records.append({
-        "dataset": name, "model": "MIMOSA", "seed": seed,
+        **common, "model": "MIMOSA",
         "purity": hier_metrics.purity(gt.paths(train_f), fit.assignments),
         "coverage": hier_metrics.coverage(fit.assignments),
         "h_error": hier_metrics.h_error(fit.hierarchy, gt.hierarchy),
         "learned_hierarchy": fit.hierarchy.to_json(),
     })
-    records.append({"dataset": name, "model": "COFHAE", "seed": seed,
+    records.append({**common, "model": "COFHAE",
                     **scores(gt, test_f, fit.model.encode(test_x), fit.hierarchy, seed),
                     "seconds": time.perf_counter() - start})
     width = gt.hierarchy.num_dims
@@ -79,30 +80,35 @@ def run_dataset(name: str, args, seed: int) -> list[dict]:
     for label, cls, options in (("AE", AE, {}), ("BetaTCVAE", BetaTCVAE, {"beta": 5.0})):
         start = time.perf_counter()
         model = train_baseline(cls, train_x, width, args.epochs, args.batch_size, seed, **options)
-        records.append({"dataset": name, "model": label, "seed": seed,
+        records.append({**common, "model": label,
                         **scores(gt, test_f, model.encode(test_x), flat, seed),
                         "seconds": time.perf_counter() - start})
     return records
 
 
-def markdown(records: list[dict], args) -> str:
+def _key(record: dict) -> tuple:
+    return record["dataset"], record["train_size"], record["epochs"], record["seed"], record["model"]
+
+
+def markdown(records: list[dict]) -> str:
     lines = [
         "# MIMOSA + COFHAE quality",
         "",
-        f"`python benchmarks/mimosa_cofhae.py` with {args.train_size:,} training / {args.test_size:,} test examples, "
-        f"{args.epochs} epochs, batch {args.batch_size}, seeds {args.seeds}.",
+        "`python benchmarks/mimosa_cofhae.py [--train-size N --epochs E --merge]`; test sets of",
+        "5,000 fresh examples of the same process; batch 256.",
         "",
-        "| dataset | seed | MIMOSA purity | coverage | H-error | COFHAE R4c | R4 | AE R4c | R4 | beta-TCVAE R4c | R4 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| dataset | train | epochs | seed | MIMOSA purity | coverage | H-error | COFHAE R4c | R4 | AE R4c | R4 | beta-TCVAE R4c | R4 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    keyed = {(r["dataset"], r["seed"], r["model"]): r for r in records}
-    for dataset, seed in dict.fromkeys((r["dataset"], r["seed"]) for r in records):
-        m = keyed[dataset, seed, "MIMOSA"]
+    keyed = {_key(r): r for r in records}
+    for key in dict.fromkeys(_key(r)[:-1] for r in records):
+        m = keyed[(*key, "MIMOSA")]
         cells = [f"{m['purity']:.3f}", f"{m['coverage']:.3f}", str(m["h_error"])]
         for model in ("COFHAE", "AE", "BetaTCVAE"):
-            r = keyed[dataset, seed, model]
+            r = keyed[(*key, model)]
             cells += [f"{r['r4c']:.3f}", f"{r['r4']:.3f}"]
-        lines.append(f"| {dataset} | {seed} | " + " | ".join(cells) + " |")
+        dataset, train, epochs, seed = key
+        lines.append(f"| {dataset} | {train:,} | {epochs} | {seed} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -115,15 +121,19 @@ def main(argv=None) -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--out", type=Path, default=OUT / "mimosa_cofhae.json")
+    parser.add_argument("--merge", action="store_true", help="keep the records of other settings already in --out")
     args = parser.parse_args(argv)
     records = []
     for name in args.datasets:
         for seed in args.seeds:
             records += run_dataset(name, args, seed)
-            print(markdown(records, args), flush=True)
+            print(markdown(records), flush=True)
+    if args.merge and args.out.exists():
+        new = {_key(r) for r in records}
+        records = [r for r in json.loads(args.out.read_text()) if _key(r) not in new] + records
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(records, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(markdown(records, args))
+    args.out.with_suffix(".md").write_text(markdown(records))
 
 
 if __name__ == "__main__":
