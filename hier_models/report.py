@@ -40,7 +40,7 @@ __all__ = [
     "run_figures",
     "RunEntry",
     "METRIC_LABELS",
-    "traversal_base",
+    "path_traversals",
     "write_atomic",
     "write_report",
 ]
@@ -94,6 +94,67 @@ def pairwise_histograms(
     return fig
 
 
+def _nearest_median(x: np.ndarray) -> int:
+    """Index of the row of ``x`` nearest its per-column median (columns standardised)."""
+    x = np.asarray(x, float)
+    z = (x - np.median(x, axis=0)) / (x.std(axis=0) + 1e-12)
+    return int(np.argmin(np.sum(z**2, axis=1)))
+
+
+def _sweeps(decode, base_code, dims, codes, on, steps, percentiles) -> list[np.ndarray]:
+    """Decoded sweeps of each dimension in ``dims`` from its low to high percentile
+    (over the rows where ``on`` marks it active) around ``base_code``."""
+    out = []
+    for j in dims:
+        values = codes[on[:, j], j]
+        lo, hi = np.percentile(values, percentiles) if values.size else (base_code[j], base_code[j])
+        grid = np.repeat(base_code[None], steps, axis=0)
+        grid[:, j] = np.linspace(lo, hi, steps)
+        out.append(np.asarray(decode(grid)))
+    return out
+
+
+def _traversal_figure(groups, code_names: Sequence[str], steps: int, title: str):
+    """Draw ``groups`` of (label, dims, sweeps): series as overlaid lines (at most
+    four panels a row, each group on its own rows), images as one grid row per swept
+    dimension."""
+    groups = [g for g in groups if len(g[1])]
+    if not groups:
+        raise ValueError("no active code dimension to traverse")
+    head = f"{title + ': ' if title else ''}latent traversals (1st to 99th percentile"
+    if groups[0][2][0].ndim == 2:
+        rows = [(label if k == 0 else "", list(zip(dims, sweeps))[k : k + 4])
+                for label, dims, sweeps in groups for k in range(0, len(dims), 4)]
+        cols = max(len(panels) for _, panels in rows)
+        fig, axes = plt.subplots(len(rows), cols, figsize=(3 * cols, 2.2 * len(rows)), squeeze=False)
+        colours = plt.cm.viridis(np.linspace(0, 1, steps))
+        for r, (label, panels) in enumerate(rows):
+            for c in range(cols):
+                ax = axes[r, c]
+                if c >= len(panels):
+                    ax.axis("off")
+                    continue
+                j, sweep = panels[c]
+                for step in range(steps):
+                    ax.plot(sweep[step], color=colours[step], lw=1)
+                ax.set_title(f"{label}   {code_names[j]}" if label and c == 0 else code_names[j], fontsize=8, loc="left")
+        fig.suptitle(head + ": dark to light)", fontsize=9)
+    else:
+        lines = [(label if k == 0 else "", j, sweep) for label, dims, sweeps in groups for k, (j, sweep) in enumerate(zip(dims, sweeps))]
+        fig, axes = plt.subplots(len(lines), steps, figsize=(steps * 0.9 + 1.2, len(lines) * 0.95), squeeze=False)
+        for r, (label, j, sweep) in enumerate(lines):
+            for step in range(steps):
+                img = sweep[step]
+                axes[r, step].imshow(img[..., 0] if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray", vmin=0, vmax=1)
+                axes[r, step].set_xticks([])
+                axes[r, step].set_yticks([])
+            name = f"{label}\n{code_names[j]}" if label else code_names[j]
+            axes[r, 0].set_ylabel(name, fontsize=7, rotation=0, ha="right", va="center")
+        fig.suptitle(head + ": left to right)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def latent_traversals(
     decode: Callable[[np.ndarray], np.ndarray],
     base_code: np.ndarray,
@@ -122,37 +183,44 @@ def latent_traversals(
     code_names = [f"z{j}" for j in range(d)] if code_names is None else list(code_names)
     dims = list(range(d)) if code_active is None else [j for j in range(d) if code_active[j]]
     on = np.ones(codes.shape, bool) if codes_active is None else np.asarray(codes_active, bool)
-    sweeps = []
-    for j in dims:
-        lo, hi = np.percentile(codes[on[:, j], j], percentiles) if on[:, j].any() else (base_code[j], base_code[j])
-        grid = np.repeat(base_code[None], steps, axis=0)
-        grid[:, j] = np.linspace(lo, hi, steps)
-        sweeps.append(np.asarray(decode(grid)))
-    if not sweeps:
-        raise ValueError("no active code dimension to traverse")
-    if sweeps[0].ndim == 2:
-        cols = min(4, len(dims))
-        rows = math.ceil(len(dims) / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(3 * cols, 2.2 * rows), squeeze=False)
-        colours = plt.cm.viridis(np.linspace(0, 1, steps))
-        for ax, j, sweep in zip(axes.flat, dims, sweeps):
-            for s in range(steps):
-                ax.plot(sweep[s], color=colours[s], lw=1)
-            ax.set_title(code_names[j], fontsize=9)
-        for ax in list(axes.flat)[len(dims):]:
-            ax.axis("off")
-    else:
-        fig, axes = plt.subplots(len(dims), steps, figsize=(steps * 0.9, len(dims) * 0.95), squeeze=False)
-        for r, (j, sweep) in enumerate(zip(dims, sweeps)):
-            for s in range(steps):
-                img = sweep[s]
-                axes[r, s].imshow(img[..., 0] if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray", vmin=0, vmax=1)
-                axes[r, s].set_xticks([])
-                axes[r, s].set_yticks([])
-            axes[r, 0].set_ylabel(code_names[j], fontsize=8, rotation=0, ha="right", va="center")
-    fig.suptitle(f"{title + ': ' if title else ''}latent traversals (1st to 99th percentile)", fontsize=9)
-    fig.tight_layout()
-    return fig
+    sweeps = _sweeps(decode, base_code, dims, codes, on, steps, percentiles)
+    return _traversal_figure([("", dims, sweeps)], code_names, steps, title)
+
+
+def path_traversals(
+    decode: Callable[[np.ndarray], np.ndarray],
+    codes: np.ndarray,
+    hierarchy: Hierarchy,
+    *,
+    steps: int = 7,
+    percentiles=(1, 99),
+    title: str = "",
+    max_paths: int = 8,
+):
+    """Latent traversals of hierarchical codes, path by path.
+
+    ``codes`` are in ``hierarchy``'s flat layout. For each path that some rows take
+    (the ``max_paths`` most common), the row nearest the median of that path's codes
+    is the base, and each continuous dimension active on the path is swept between
+    its percentiles over the rows where it is active. Paths without continuous
+    dimensions have nothing to sweep and are left out.
+    """
+    codes = np.asarray(codes, float)
+    paths = hierarchy.path_index(codes)
+    on = hierarchy.activity_mask(codes)
+    continuous = hierarchy.path_active & ~hierarchy.is_categorical
+    present, counts = np.unique(paths[paths >= 0], return_counts=True)
+    chosen = sorted(present[np.argsort(-counts, kind="stable")][:max_paths])
+    groups = []
+    for p in chosen:
+        dims = list(np.flatnonzero(continuous[p]))
+        if not dims:
+            continue
+        rows = np.flatnonzero(paths == p)
+        base = codes[rows[_nearest_median(codes[rows][:, dims])]]
+        label = f"[{p}] {hierarchy.path_names[p]}"
+        groups.append((label, dims, _sweeps(decode, base, dims, codes, on, steps, percentiles)))
+    return _traversal_figure(groups, hierarchy.names, steps, title)
 
 
 def path_purity(true_paths, pred_paths, num_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -206,7 +274,7 @@ def hierarchy_comparison(
     left = _tree_text(learned, path_purity, path_counts, path_matches)
     right = _tree_text(true, None, None)
     height = max(left.count("\n"), right.count("\n")) + 3
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.2 * height + 0.8))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.14 * height + 0.8))
     for ax, title, text in ((axes[0], "learned", left), (axes[1], "true", right)):
         ax.axis("off")
         ax.set_title(title, fontsize=10, loc="left")
@@ -217,23 +285,37 @@ def hierarchy_comparison(
     return fig
 
 
-def component_projection(codes: np.ndarray, true_paths: np.ndarray, assignments: np.ndarray | None = None, *, max_points: int = 5000, seed: int = 0):
+def component_projection(
+    codes: np.ndarray,
+    true_paths: np.ndarray,
+    assignments: np.ndarray | None = None,
+    *,
+    true_names: Sequence[str] | None = None,
+    learned_names: Sequence[str] | None = None,
+    max_points: int = 5000,
+    seed: int = 0,
+):
     """Codes projected on their first two principal components, coloured by true path
-    (left) and by learned component (right; grey = discarded)."""
+    (left) and by learned path or component (right; grey = discarded), with legends
+    from ``true_names`` / ``learned_names`` (indexed by label) when given."""
     codes = np.asarray(codes, float)
     rng = np.random.default_rng(seed)
     rows = rng.permutation(len(codes))[:max_points]
     x = codes[rows] - codes[rows].mean(axis=0)
     _, _, vt = np.linalg.svd(x, full_matrices=False)
     xy = x @ vt[:2].T if vt.shape[0] >= 2 else np.c_[x[:, 0], np.zeros(len(x))]
-    panels = [("true path", np.asarray(true_paths)[rows])]
+    panels = [("true path", np.asarray(true_paths)[rows], true_names)]
     if assignments is not None:
-        panels.append(("learned component", np.asarray(assignments)[rows]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), squeeze=False)
-    for ax, (title, labels) in zip(axes[0], panels):
-        discarded = labels < 0
-        ax.scatter(xy[discarded, 0], xy[discarded, 1], s=2, c="lightgrey")
-        ax.scatter(xy[~discarded, 0], xy[~discarded, 1], s=2, c=labels[~discarded], cmap="tab10", vmin=0, vmax=9)
+        panels.append(("learned path (MIMOSA)", np.asarray(assignments)[rows], learned_names))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.6), squeeze=False)
+    colours = plt.cm.tab10.colors
+    for ax, (title, labels, names) in zip(axes[0], panels):
+        for label in np.unique(labels):
+            mine = labels == label
+            name = "discarded" if label < 0 else (names[label] if names is not None else str(label))
+            colour = "lightgrey" if label < 0 else colours[label % len(colours)]
+            ax.scatter(xy[mine, 0], xy[mine, 1], s=2, color=colour, label=f"[{label}] {name}" if label >= 0 else name)
+        ax.legend(fontsize=6, markerscale=3, loc="best", framealpha=0.8)
         ax.set_title(title, fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
@@ -387,28 +469,6 @@ def _stem(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") or "model"
 
 
-def traversal_base(codes: np.ndarray, hierarchy: Hierarchy | None = None) -> tuple[int, np.ndarray]:
-    """The row to traverse around and the dimensions to sweep.
-
-    Flat codes: the row nearest the median code, every dimension. Hierarchical codes:
-    among the rows on the path with the most active continuous dimensions, the one
-    nearest their median; that path's continuous dimensions.
-    """
-    codes = np.asarray(codes, float)
-    rows = np.arange(len(codes))
-    sweep = np.ones(codes.shape[1], bool)
-    if hierarchy is not None:
-        paths = hierarchy.path_index(codes)
-        continuous = hierarchy.path_active & ~hierarchy.is_categorical
-        present = np.unique(paths[paths >= 0])
-        best = max(present, key=lambda p: (continuous[p].sum(), np.sum(paths == p)))
-        rows, sweep = np.flatnonzero(paths == best), continuous[best]
-    sub = codes[rows][:, sweep]
-    scale = sub.std(axis=0) + 1e-12
-    distance = np.sum(((sub - np.median(sub, axis=0)) / scale) ** 2, axis=1)
-    return int(rows[np.argmin(distance)]), sweep
-
-
 def run_figures(entries: Sequence[RunEntry], *, show_progress: bool = False) -> dict:
     """Every figure of a run's report, by file stem: per model the factor-vs-code
     histograms and the latent traversals; per hierarchical model also the learned
@@ -425,11 +485,11 @@ def run_figures(entries: Sequence[RunEntry], *, show_progress: bool = False) -> 
             e.factors, e.codes, factor_names=e.true_hierarchy.names, factor_active=e.active, code_active=code_active,
             per_factor=e.metrics.get("r4c_per_factor"), score_name="R4c", title=e.label, code_names=names,
         )
-        row, sweep = traversal_base(e.codes, h)
-        figures[f"traversals_{stem}"] = latent_traversals(
-            e.model.decode, e.codes[row], e.codes, code_active=sweep, codes_active=code_active, title=e.label,
-            code_names=names,
-        )
+        if h is None:
+            base = e.codes[_nearest_median(e.codes)]
+            figures[f"traversals_{stem}"] = latent_traversals(e.model.decode, base, e.codes, title=e.label)
+        else:
+            figures[f"traversals_{stem}"] = path_traversals(e.model.decode, e.codes, h, title=e.label)
         if h is not None and e.assignments is not None:
             purity, counts, majority = path_purity(e.train_paths, e.assignments, h.num_paths)
             matches = [e.true_hierarchy.path_names[m] if m >= 0 else "" for m in majority]
@@ -437,5 +497,8 @@ def run_figures(entries: Sequence[RunEntry], *, show_progress: bool = False) -> 
                 h, e.true_hierarchy, path_purity=purity, path_counts=counts, path_matches=matches,
                 h_error=e.metrics.get("h_error"),
             )
-            figures[f"components_{stem}"] = component_projection(e.initial_codes, e.train_paths, e.assignments)
+            figures[f"components_{stem}"] = component_projection(
+                e.initial_codes, e.train_paths, e.assignments,
+                true_names=e.true_hierarchy.path_names, learned_names=h.path_names,
+            )
     return figures
