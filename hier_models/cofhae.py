@@ -93,7 +93,8 @@ class HierarchicalEncoding:
 
     def masks(self, option_probs):
         """(n, num_dims) product of option probabilities along each dimension's path."""
-        ones = ops.ones_like(option_probs[:, :1])
+        # (n, 1) even when the hierarchy has no categorical (option_probs is (n, 0))
+        ones = ops.ones_like(ops.sum(option_probs, axis=1, keepdims=True))
         padded = ops.concatenate([option_probs, ones], axis=1)
         return ops.prod(ops.take(padded, self.condition_columns, axis=1), axis=-1)
 

@@ -149,3 +149,14 @@ def test_bad_input(chopsticks):
         model.fit(wrong, epochs=1, verbose=0)
     with pytest.raises(ValueError, match="needs \\(observation, targets\\) batches"):
         model.fit(tf.data.Dataset.from_tensor_slices(series[:32]).batch(16), epochs=1, verbose=0)
+
+
+def test_a_hierarchy_without_categoricals_trains_and_encodes():
+    flat = Hierarchy(Group(("z0", "z1")))
+    x = np.random.default_rng(0).normal(size=(64, 8)).astype("float32")
+    model = COFHAE((8,), flat, hidden_units=(16,), discriminator_units=(16,), seed=0)
+    model.compile(optimizer="adam")
+    model.fit(x, targets_from_assignments(flat, np.zeros(64, int)), epochs=1, batch_size=32, verbose=0)
+    codes = model.encode(x)
+    assert codes.shape == (64, 2) and np.all(np.isfinite(codes))
+    assert model.decode(codes).shape == (64, 8)
