@@ -92,6 +92,8 @@ def _train(args) -> int:
     dataset = runs.resolve_dataset(args.dataset)
     model = runs.resolve_model(args.model)
     options = runs.parse_options(args.set, [model])[model]
+    if model == runs.HIERARCHICAL:
+        runs.initial_dim(dataset, options)
     out = runs.check_writable(args.out)
     data = runs.load_split(runs.prepare(dataset, args.data_dir), dataset, args.split, show_progress=not args.quiet)
     trained = runs.train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,

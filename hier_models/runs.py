@@ -62,6 +62,7 @@ __all__ = [
     "check_writable",
     "dataset_names",
     "encode",
+    "initial_dim",
     "load_model",
     "load_split",
     "model_parameters",
@@ -404,21 +405,29 @@ def _fit_flat(model_name, x, *, latent_dim, epochs, batch_size, seed, options, c
     return model
 
 
+def initial_dim(dataset: Dataset, options: Mapping) -> int:
+    """Width of COFHAE's smooth autoencoder: ``options["initial_dim"]`` or the paper's
+    value for the dataset (:data:`hier_models.mimosa.INITIAL_DIM`)."""
+    value = options.get("initial_dim") or INITIAL_DIM.get(dataset.process) or INITIAL_DIM.get(dataset.family)
+    if value is None:
+        raise CommandError(
+            f"COFHAE has no default initial_dim for {dataset.process}; pass --set initial_dim=N "
+            "(one more than the largest intrinsic dimensionality of the data)"
+        )
+    return int(value)
+
+
 def _fit_hierarchical(data: Split, *, epochs, autoencoder_epochs, batch_size, seed, options, callback, show_progress):
     options = dict(options)
-    initial_dim = options.pop("initial_dim", None) or INITIAL_DIM.get(data.dataset.process)
-    if initial_dim is None:
-        raise CommandError(
-            f"no default initial_dim for {data.dataset.process}; pass --set initial_dim=N "
-            "(one more than the largest intrinsic dimensionality)"
-        )
+    width = initial_dim(data.dataset, options)
+    options.pop("initial_dim", None)
     mimosa_options = dict(SPACESHAPES) if data.dataset.family == "spaceshapes" else {}
     mimosa_options.update({k: options.pop(k) for k in list(options) if k in MIMOSA_OPTIONS})
     mimosa_options["verbose"] = show_progress
     arch = {k: options.pop(k) for k in ("architecture", "hidden_units") if k in options}
     try:
         fit = fit_hierarchical(
-            data.observations, initial_dim=int(initial_dim), epochs=epochs, autoencoder_epochs=autoencoder_epochs,
+            data.observations, initial_dim=width, epochs=epochs, autoencoder_epochs=autoencoder_epochs,
             batch_size=batch_size, seed=seed, mimosa_options=mimosa_options, cofhae_options=options,
             callbacks=[callback], **arch,
         )
@@ -707,6 +716,9 @@ def run(settings: RunSettings, *, show_progress: bool = True, log=print) -> tupl
     models = [resolve_model(m) for m in settings.models]
     for model in models:
         _check_options(model, settings.options.get(model, {}))
+        if model == HIERARCHICAL:
+            for dataset in datasets:
+                initial_dim(dataset, settings.options.get(model, {}))
     if not settings.seeds:
         raise CommandError("give at least one seed")
     log(f"hierbench run: {settings.describe()}")
