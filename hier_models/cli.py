@@ -21,8 +21,6 @@ import textwrap
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 from hier_models import report, runs
 
 DATASET_HELP = (
@@ -111,59 +109,16 @@ def _train(args) -> int:
     return 0
 
 
-def _load_codes(path: Path) -> np.ndarray:
-    if not path.is_file():
-        raise runs.CommandError(f"no codes file at {path}; save your codes with numpy.save as a .npy file")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as err:
-        raise runs.CommandError(f"cannot read {path} as a .npy array ({err}); save your codes with numpy.save") from None
-
-
 def _evaluate(args) -> int:
-    hierarchy, model, codes = None, None, None
-    if args.codes is not None:
-        if args.dataset is None:
-            raise runs.CommandError("--codes needs --dataset NAME: the dataset whose split the rows follow")
-        name, source = args.dataset, str(args.codes)
-        codes = _load_codes(args.codes)
-        if args.code_hierarchy is not None:
-            from hier_datasets.hierarchy import Hierarchy
-
-            try:
-                hierarchy = Hierarchy.from_json(args.code_hierarchy.read_text())
-            except (OSError, ValueError, KeyError, TypeError) as err:
-                raise runs.CommandError(f"cannot read {args.code_hierarchy} as a Hierarchy JSON file ({err}); "
-                                        "write it with Hierarchy.to_json()") from None
-    else:
-        if args.code_hierarchy is not None:
-            raise runs.CommandError("--code-hierarchy goes with --codes; a saved model brings its own hierarchy")
-        model, source = runs.load_model(args.model), str(args.model)
-        name = args.dataset or runs.training_record(args.model).get("settings", {}).get("dataset")
-        if name is None:
-            raise runs.CommandError(f"no training record beside {args.model}; say which data to score with --dataset NAME")
-        hierarchy = runs.code_hierarchy(model)
-    dataset = runs.resolve_dataset(name)
-    if args.out is not None:
-        runs.check_writable(args.out, kind="file")
-    if codes is not None:
-        codes = runs.check_codes(codes, hierarchy, source=source)  # shape, before the dataset is read
-    data = runs.load_split(runs.prepare(dataset, args.data_dir), dataset, args.split, show_progress=not args.quiet)
-    if codes is not None:
-        codes = runs.check_codes(codes, hierarchy, source=source, data=data)
-        representation = None
-    else:
-        codes = runs.encode(model, data.observations)
-        representation = lambda obs: runs.encode(model, obs)  # noqa: E731
-    metrics = runs.score(data, codes, hierarchy=hierarchy, representation=representation,
-                         interventional_points=args.interventional_points, seed=args.seed,
-                         show_progress=not args.quiet)
-    result = dict(dataset=dataset.name, split=args.split, num_examples=len(data), representation=source, **metrics)
+    result = runs.evaluate(
+        args.dataset, args.split, model_path=args.model, codes_path=args.codes, hierarchy_path=args.code_hierarchy,
+        out=args.out, data_dir=args.data_dir, seed=args.seed, interventional_points=args.interventional_points,
+        show_progress=not args.quiet,
+    )
     if args.out is None:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
-        runs.write_json(args.out, result)
-        print(report.metrics_table({Path(source).name: metrics}))
+        print(report.metrics_table({Path(result["representation"]).name: result}))
         print(f"wrote {args.out}")
     return 0
 

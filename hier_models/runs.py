@@ -62,6 +62,9 @@ __all__ = [
     "check_writable",
     "dataset_names",
     "encode",
+    "evaluate",
+    "load_codes",
+    "load_hierarchy",
     "initial_dim",
     "load_model",
     "load_split",
@@ -631,6 +634,78 @@ def score(
             result = fn(data.dataset.ground_truth(), representation, random_state=seed, **sizes)
             out.update({f"{step}_{k}": v for k, v in result.items()})
     return _jsonable(out)
+
+
+def load_codes(path) -> np.ndarray:
+    """A ``.npy`` array of codes, or CommandError."""
+    path = Path(path)
+    if not path.is_file():
+        raise CommandError(f"no codes file at {path}; save your codes with numpy.save as a .npy file")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as err:
+        raise CommandError(f"cannot read {path} as a .npy array ({err}); save your codes with numpy.save") from None
+
+
+def load_hierarchy(path) -> Hierarchy:
+    """A ``Hierarchy`` JSON file, or CommandError."""
+    try:
+        return Hierarchy.from_json(Path(path).read_text())
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CommandError(f"cannot read {path} as a Hierarchy JSON file ({err}); write it with Hierarchy.to_json()") from None
+
+
+def evaluate(
+    dataset_name: str | None,
+    split: str = "test",
+    *,
+    model_path=None,
+    codes_path=None,
+    hierarchy_path=None,
+    out=None,
+    data_dir: str | None = None,
+    seed: int = 0,
+    interventional_points: int = 2000,
+    show_progress: bool = True,
+) -> dict:
+    """Score a saved model or a ``.npy`` file of codes on ``split`` (see :func:`score`);
+    writes the result to ``out`` (JSON) when given and returns it.
+
+    Everything that can be checked before the dataset is read is checked first:
+    the names, the output path, and the codes' shape against ``hierarchy_path``.
+    """
+    if (model_path is None) == (codes_path is None):
+        raise CommandError("give either a saved model or a codes file")
+    if codes_path is not None:
+        if dataset_name is None:
+            raise CommandError("--codes needs --dataset NAME: the dataset whose split the rows follow")
+        source, model = str(codes_path), None
+        hierarchy = None if hierarchy_path is None else load_hierarchy(hierarchy_path)
+        codes = check_codes(load_codes(codes_path), hierarchy, source=source)
+    else:
+        if hierarchy_path is not None:
+            raise CommandError("--code-hierarchy goes with --codes; a saved model brings its own hierarchy")
+        source, model = str(model_path), load_model(model_path)
+        dataset_name = dataset_name or training_record(model_path).get("settings", {}).get("dataset")
+        if dataset_name is None:
+            raise CommandError(f"no training record beside {model_path}; say which data to score with --dataset NAME")
+        hierarchy = code_hierarchy(model)
+    dataset = resolve_dataset(dataset_name)
+    if out is not None:
+        check_writable(out, kind="file")
+    data = load_split(prepare(dataset, data_dir), dataset, split, show_progress=show_progress)
+    if model is None:
+        codes = check_codes(codes, hierarchy, source=source, data=data)
+        representation = None
+    else:
+        codes = encode(model, data.observations)
+        representation = lambda obs: encode(model, obs)  # noqa: E731
+    metrics = score(data, codes, hierarchy=hierarchy, representation=representation,
+                    interventional_points=interventional_points, seed=seed, show_progress=show_progress)
+    result = dict(dataset=dataset.name, split=split, num_examples=len(data), representation=source, **metrics)
+    if out is not None:
+        write_json(Path(out), result)
+    return result
 
 
 # ---------------------------------------------------------------------------- run
