@@ -156,7 +156,7 @@ def _common(p, *, data_dir=True, quiet=True):
 
 
 def _training_options(p, defaults: runs.RunSettings):
-    p.add_argument("--epochs", type=_positive, metavar="N", default=defaults.epochs, help="training epochs of every model (default %(default)s)")
+    p.add_argument("--epochs", type=_positive, metavar="N", default=defaults.epochs, help="training epochs of each model (default %(default)s)")
     p.add_argument("--autoencoder-epochs", type=_positive, default=runs.AUTOENCODER_EPOCHS, metavar="N",
                    help="epochs of COFHAE's smooth autoencoder, before MIMOSA (default %(default)s: it is cheap, "
                         "and MIMOSA needs converged codes)")
