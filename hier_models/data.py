@@ -14,11 +14,13 @@ observations ready for ``model.fit`` and ``model.encode``:
 Shuffling (of the files and of the examples) is seeded, so the same ``seed`` gives
 the same batches in the same order, epoch after epoch.
 
-Reading TFDS records is the slow part (about 20,000 examples/s on two CPU cores);
-by default a split whose observations take at most :data:`CACHE_LIMIT_BYTES` is kept
-in memory after the first pass (``cache="auto"``), which makes later epochs many
-times faster: Chopsticks (23 MB) and Spaceshapes (221 MB as uint8) are cached,
-Boxhead (1.2 GB) is not.
+Reading TFDS records is the slow part (about 5,000-20,000 examples/s on two CPU
+cores). A split whose stored examples take at most :data:`CACHE_LIMIT_BYTES` is
+therefore read once, when the pipeline is made, and kept in memory (``cache="auto"``):
+Chopsticks (23 MB) and Spaceshapes (221 MB as uint8) are, Boxhead (1.2 GB) is not.
+An in-memory split is shuffled completely, by a fresh permutation of its row indices
+every epoch, and batched by gathering rows, so it streams at millions of examples/s;
+a streamed split is shuffled through a buffer of ``shuffle_buffer`` examples.
 """
 from __future__ import annotations
 
@@ -88,11 +90,11 @@ def pipeline(
 
     ``name`` and ``split`` are as for ``tfds.load`` (e.g. ``"chopsticks/depth2_either"``,
     ``"train[:10%]"``). Yields observation batches, or ``(observation, factors)``
-    pairs with ``with_factors=True``. ``shuffle`` shuffles files and examples
-    (buffer ``shuffle_buffer``, capped at the split's size) with ``seed``;
-    ``shuffle=False`` keeps the stored order (for evaluation). ``repeat`` repeats
-    forever; ``cache`` keeps the decoded examples in memory after the first epoch
-    (``"auto"``: when they take at most :data:`CACHE_LIMIT_BYTES`);
+    pairs with ``with_factors=True``. ``shuffle`` reshuffles the examples every epoch
+    with ``seed``; ``shuffle=False`` keeps the stored order (for evaluation).
+    ``repeat`` repeats forever. ``cache=True`` reads the split into memory now
+    (``"auto"``: when it takes at most :data:`CACHE_LIMIT_BYTES`), ``False`` streams it
+    from the records, shuffling through a buffer of ``shuffle_buffer`` examples.
     ``max_value`` overrides the image scale (see the module doc).
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -107,35 +109,65 @@ def pipeline(
     info = builder.info
     if info.supervised_keys is None:
         raise ValueError(f"dataset {name!r} declares no (observation, label) keys")
-    key, label = info.supervised_keys[0], info.supervised_keys[1]
+    keys = tuple(info.supervised_keys[:2]) if with_factors else (info.supervised_keys[0],)
     scale = observation_scale(builder, max_value)
-    read_config = tfds.ReadConfig(shuffle_seed=int(seed))
-    ds = builder.as_dataset(split=split, shuffle_files=shuffle, read_config=read_config)
-
-    if with_factors:
-        ds = ds.map(lambda ex: (ex[key], ex[label]), num_parallel_calls=tf.data.AUTOTUNE)
-    else:
-        ds = ds.map(lambda ex: ex[key], num_parallel_calls=tf.data.AUTOTUNE)
     if cache == "auto":
-        cache = _split_bytes(info, split, (key, label) if with_factors else (key,)) <= CACHE_LIMIT_BYTES
+        cache = _split_bytes(info, split, keys) <= CACHE_LIMIT_BYTES
     elif not isinstance(cache, bool):
         raise ValueError(f"cache must be True, False or 'auto', got {cache!r}")
+    options = dict(shuffle=shuffle, seed=int(seed), repeat=repeat, drop_remainder=drop_remainder)
     if cache:
-        ds = ds.cache()
+        ds = _in_memory(builder, split, keys, int(batch_size), **options)
+    else:
+        ds = _streamed(builder, split, keys, int(batch_size), shuffle_buffer=int(shuffle_buffer), **options)
+
+    def to_float(x, *factors):
+        x = tf.cast(x, tf.float32)
+        x = x * scale if scale is not None else x
+        return (x, *factors) if factors else x
+
+    ds = ds.map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _streamed(builder, split, keys, batch_size, *, shuffle, seed, repeat, drop_remainder, shuffle_buffer):
+    """Batches read from the TFDS records, shuffled through a buffer."""
+    read_config = tfds.ReadConfig(shuffle_seed=seed)
+    ds = builder.as_dataset(split=split, shuffle_files=shuffle, read_config=read_config)
+    ds = ds.map(lambda ex: tuple(ex[k] for k in keys), num_parallel_calls=tf.data.AUTOTUNE)
     if shuffle:
         size = int(ds.cardinality())
-        buffer = min(int(shuffle_buffer), size) if size > 0 else int(shuffle_buffer)
-        ds = ds.shuffle(buffer, seed=int(seed), reshuffle_each_iteration=True)
+        ds = ds.shuffle(min(shuffle_buffer, size) if size > 0 else shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     if repeat:
         ds = ds.repeat()
-    ds = ds.batch(int(batch_size), drop_remainder=drop_remainder)
+    return ds.batch(batch_size, drop_remainder=drop_remainder)
 
-    def to_float(x):
-        x = tf.cast(x, tf.float32)
-        return x * scale if scale is not None else x
 
-    if with_factors:
-        ds = ds.map(lambda x, y: (to_float(x), y), num_parallel_calls=tf.data.AUTOTUNE)
-    else:
-        ds = ds.map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.prefetch(tf.data.AUTOTUNE)
+def _in_memory(builder, split, keys, batch_size, *, shuffle, seed, repeat, drop_remainder):
+    """Batches gathered from the whole split held in memory, in a new order every epoch."""
+    arrays = tfds.as_numpy(builder.as_dataset(split=split, batch_size=-1, shuffle_files=False))
+    with tf.device("/cpu:0"):  # tf.data runs on the CPU; keep the rows there
+        columns = [tf.Variable(arrays[k], trainable=False, name=f"pipeline_{k}") for k in keys]
+    n = int(columns[0].shape[0])
+    if n == 0:
+        raise ValueError(f"split {split!r} of {builder.name!r} is empty")
+    full = n // batch_size * batch_size
+
+    def epoch(epoch_seed):
+        order = tf.range(n, dtype=tf.int64)
+        if shuffle:
+            order = tf.cast(tf.argsort(tf.random.stateless_uniform([n], seed=epoch_seed)), tf.int64)
+        batches = tf.data.Dataset.from_tensor_slices(tf.reshape(order[:full], (-1, batch_size)))
+        if full < n and not drop_remainder:
+            batches = batches.concatenate(tf.data.Dataset.from_tensors(order[full:]))
+        return batches
+
+    # one seed per epoch: a new sequence each time the dataset is iterated, the same
+    # sequence for the same seed
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    ds = (seeds if repeat else seeds.take(1)).flat_map(epoch)
+
+    def gather(rows):
+        return tuple(tf.gather(column, rows) for column in columns)
+
+    return ds.map(gather, num_parallel_calls=tf.data.AUTOTUNE)

@@ -90,9 +90,10 @@ def test_rgb_uint8_observations_are_divided_by_255(tiny_data_dir):
     assert observation_scale(Unknown()) == pytest.approx(1 / 255)
 
 
-def test_shuffling_is_deterministic_given_the_seed(tiny_data_dir):
+@pytest.mark.parametrize("cache", [True, False], ids=["in_memory", "streamed"])
+def test_shuffling_is_deterministic_given_the_seed(tiny_data_dir, cache):
     def first_batches(seed):
-        ds = hier_models.pipeline(CHOPSTICKS, "train", 64, data_dir=tiny_data_dir, seed=seed)
+        ds = hier_models.pipeline(CHOPSTICKS, "train", 64, data_dir=tiny_data_dir, seed=seed, cache=cache)
         epoch1, epoch2 = _collect(ds), _collect(ds)
         return epoch1, epoch2
 
@@ -118,11 +119,18 @@ def test_with_factors_yields_pairs_batched_and_prefetched(tiny_data_dir):
     assert sum(1 for _ in ds) == 256 // 32
 
 
-def test_repeat_and_split_slices(tiny_data_dir):
-    ds = hier_models.pipeline(CHOPSTICKS, "train[:100]", 30, data_dir=tiny_data_dir, repeat=True)
-    batches = list(ds.take(10))
-    assert all(b.shape == (30, 64) for b in batches[:3])
-    assert len(batches) == 10
+@pytest.mark.parametrize("cache", [True, False], ids=["in_memory", "streamed"])
+def test_repeat_and_split_slices(tiny_data_dir, cache):
+    ds = hier_models.pipeline(CHOPSTICKS, "train[:100]", 30, data_dir=tiny_data_dir, repeat=True, cache=cache)
+    batches = [b.numpy() for b in ds.take(8)]
+    assert [len(b) for b in batches[:3]] == [30, 30, 30]
+    # two epochs of the 100 rows, each a permutation of them
+    rows = np.concatenate(batches)[:200]
+    stored = _stored(CHOPSTICKS, tiny_data_dir)[:100]
+    if cache:  # whole epochs: 30, 30, 30, 10
+        np.testing.assert_array_equal(np.sort(rows[:100], axis=0), np.sort(stored, axis=0))
+        np.testing.assert_array_equal(np.sort(rows[100:], axis=0), np.sort(stored, axis=0))
+        assert not np.array_equal(rows[:100], rows[100:])
 
 
 @pytest.mark.parametrize(
