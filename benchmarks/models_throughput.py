@@ -34,29 +34,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
+import hier_datasets  # noqa: F401  (registers the builders)
 import hier_models
-from hier_datasets.builder import HierarchicalConfig
-from hier_datasets.chopsticks.builder import ChopsticksBuilder
-from hier_datasets.spaceshapes.builder import SpaceshapesBuilder
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
-
-
-class ChopsticksModelsBench(ChopsticksBuilder):
-    """Chopsticks depth-2 'either' with 8,192 training examples."""
-
-    name = "chopsticks_models_bench"
-    pkg_dir_path = ChopsticksBuilder._get_pkg_dir_path()
-    BUILDER_CONFIGS = [HierarchicalConfig(name="depth2_either", train_size=8192, test_size=64)]
-    DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
-
-
-class SpaceshapesModelsBench(SpaceshapesBuilder):
-    """Spaceshapes with 2,048 training images."""
-
-    name = "spaceshapes_models_bench"
-    pkg_dir_path = SpaceshapesBuilder._get_pkg_dir_path()
-    BUILDER_CONFIGS = [HierarchicalConfig(name="default", train_size=2048, test_size=64)]
 
 
 class _BatchClock(keras.callbacks.Callback):
@@ -284,7 +265,7 @@ def main(argv=None):
         names = {"series": "chopsticks/depth2_either", "image": "spaceshapes"}
     else:
         data_dir = tempfile.mkdtemp(prefix="hier_models_bench_")
-        names = {"series": "chopsticks_models_bench/depth2_either", "image": "spaceshapes_models_bench"}
+        names = {"series": "chopsticks/depth2_either_8192_64", "image": "spaceshapes/default_2048_64"}
         for dataset in names.values():
             tfds.builder(dataset, data_dir=data_dir).download_and_prepare()
 

@@ -8,6 +8,7 @@ same version and config give the same bytes on every machine.
 from __future__ import annotations
 
 import dataclasses
+import re
 import zlib
 from pathlib import Path
 
@@ -59,12 +60,24 @@ def split_seed(family: str, config: str, split: str) -> int:
     return zlib.crc32(f"{family}/{config}/{split}".encode())
 
 
+_SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
+
+
 class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
     """Base builder: features ``<observation>``, ``factors``, ``active``, ``path``.
 
     Subclasses set ``FAMILY`` (the :func:`ground_truth` family), ``VERSION``,
-    ``BUILDER_CONFIGS`` of :class:`HierarchicalConfig` and the citation.
+    ``BUILDER_CONFIGS`` of :class:`HierarchicalConfig` and the citation. A config
+    name ``{config}_{train}_{test}`` (e.g. ``tfds.load("chopsticks/depth2_either_5000_1000")``)
+    is the :func:`sized_config` of a registered config.
     """
+
+    def _create_builder_config(self, builder_config, version):
+        if isinstance(builder_config, str) and builder_config not in self.builder_configs:
+            match = _SIZED_NAME.fullmatch(builder_config)
+            if match and match["process"] in self.builder_configs:
+                builder_config = sized_config(match["process"], int(match["train"]), int(match["test"]))
+        return super()._create_builder_config(builder_config, version)
 
     FAMILY: str = ""
     CITATION: str = ""

@@ -53,6 +53,8 @@ class GroundTruth(abc.ABC):
     stratified: bool = False
     #: extra per-example labels written by the builders: name -> (shape, dtype)
     label_specs: dict = {}
+    #: largest value of integer observations (images scale to [0, 1] by it); None for floats
+    observation_max: int | None = None
 
     @property
     def factor_names(self) -> tuple[str, ...]:
@@ -159,11 +161,14 @@ class GroundTruth(abc.ABC):
 
     def metadata(self) -> dict:
         """What a TFDS builder stores in ``info.metadata`` (JSON-serialisable)."""
-        return {
+        meta = {
             "factor_names": list(self.factor_names),
             "hierarchy": self.hierarchy.to_json(),
             "path_names": list(self.hierarchy.path_names),
         }
+        if self.observation_max is not None:
+            meta["observation_max"] = self.observation_max
+        return meta
 
     def extra_labels(self, factors: np.ndarray) -> dict[str, np.ndarray]:
         """Arrays for ``label_specs``, stored beside factors, active and path."""

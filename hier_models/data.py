@@ -6,9 +6,8 @@ observations ready for ``model.fit`` and ``model.encode``:
 - uint8 images are divided by the largest value the dataset stores, so they lie in
   [0, 1]: Spaceshapes stores 0/1 pixels (divided by 1, *not* 255), RGB datasets such
   as Boxhead store 0..255 (divided by 255). The maximum comes from
-  ``info.metadata["observation_max"]`` when the builder records it, else from
-  :data:`OBSERVATION_MAX` by dataset family, else from the dtype (255 for uint8);
-  ``max_value=`` overrides it;
+  ``info.metadata["observation_max"]``, which the hierbench builders record, else
+  from the dtype (255 for uint8); ``max_value=`` overrides it;
 - float observations (Chopsticks series) are passed through as stored.
 
 Shuffling (of the files and of the examples) is seeded, so the same ``seed`` gives
@@ -30,10 +29,7 @@ import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the hierbench builders)
 
-__all__ = ["CACHE_LIMIT_BYTES", "OBSERVATION_MAX", "observation_scale", "pipeline"]
-
-#: Largest stored value of integer observations, by dataset family (see module doc).
-OBSERVATION_MAX = {"spaceshapes": 1}
+__all__ = ["CACHE_LIMIT_BYTES", "observation_scale", "pipeline"]
 
 #: ``cache="auto"`` keeps a split in memory when its stored examples take at most this.
 CACHE_LIMIT_BYTES = 512 * 2**20
@@ -49,10 +45,7 @@ def _split_bytes(info: tfds.core.DatasetInfo, split: str, keys) -> int:
 
 
 def observation_scale(builder: tfds.core.DatasetBuilder, max_value=None) -> float | None:
-    """Factor that maps the stored observations to [0, 1], or None (floats: as stored).
-
-    The dataset family is the builder's ``FAMILY`` (hierbench builders) or its name.
-    """
+    """Factor that maps the stored observations to [0, 1], or None (floats: as stored)."""
     info = builder.info
     key = info.supervised_keys[0]
     dtype = np.dtype(info.features[key].np_dtype)
@@ -63,8 +56,7 @@ def observation_scale(builder: tfds.core.DatasetBuilder, max_value=None) -> floa
     if max_value is None:
         max_value = info.metadata.get("observation_max") if info.metadata else None
     if max_value is None:
-        family = getattr(builder, "FAMILY", "") or builder.name
-        max_value = OBSERVATION_MAX.get(family, np.iinfo(dtype).max)
+        max_value = np.iinfo(dtype).max
     if isinstance(max_value, bool) or not isinstance(max_value, (int, float, np.number)) or max_value <= 0:
         raise ValueError(f"max_value must be a positive number, got {max_value!r}")
     return 1.0 / float(max_value)

@@ -236,13 +236,7 @@ def prepare(dataset: Dataset, data_dir: str | None = None):
     """Build (or reuse) ``dataset`` in the TFDS data dir; returns its builder."""
     import tensorflow_datasets as tfds
 
-    if dataset.train_size:
-        from hier_datasets.builder import sized_config
-
-        config = sized_config(dataset.config, dataset.train_size, dataset.test_size)
-        builder = tfds.builder(dataset.family, config=config, data_dir=data_dir)
-    else:
-        builder = tfds.builder(dataset.name, data_dir=data_dir)
+    builder = tfds.builder(dataset.name, data_dir=data_dir)  # resized names resolve in the builder
     builder.download_and_prepare()
     return builder
 

@@ -102,6 +102,16 @@ def test_failure_leaves_nothing_behind(tmp_path, monkeypatch):
     assert builder.info.splits["train"].num_examples == 50
 
 
+def test_resized_names_load_directly(tmp_path):
+    ds = tfds.load("chopsticks/depth3_slope_120_30", split="test", data_dir=str(tmp_path))
+    assert len(list(ds)) == 30
+    builder = tfds.builder("chopsticks/depth3_slope_120_30", data_dir=str(tmp_path))
+    assert builder.info.splits["train"].num_examples == 120
+    assert builder.info.metadata["factor_names"] == list(hier_datasets.ground_truth("chopsticks/depth3_slope").factor_names)
+    with pytest.raises(ValueError, match="depth9_slope_10_10"):
+        tfds.builder("chopsticks/depth9_slope_10_10", data_dir=str(tmp_path))
+
+
 def test_unknown_config_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="depth4_slope"):
         tfds.builder("chopsticks/depth4_slope", data_dir=str(tmp_path))

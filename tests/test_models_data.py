@@ -1,8 +1,6 @@
 """hier_models.pipeline on tiny TFDS builds; also home of the shared ``tiny_data_dir`` fixture.
 
-The tiny builders are the real Chopsticks and Spaceshapes builders with small split
-sizes, registered under their own names (TFDS refuses a custom config that reuses
-the name of a registered one).
+The tiny datasets are resized configs of the real builders (``config_TRAIN_TEST``).
 """
 from __future__ import annotations
 
@@ -13,26 +11,8 @@ import tensorflow_datasets as tfds
 
 import hier_datasets
 import hier_models
-from hier_datasets.builder import HierarchicalConfig
-from hier_datasets.chopsticks.builder import ChopsticksBuilder
-from hier_datasets.spaceshapes.builder import SpaceshapesBuilder
-
-CHOPSTICKS = "chopsticks_models_tiny/depth2_either"
-SPACESHAPES = "spaceshapes_models_tiny"
-TRAIN_SIZES = {CHOPSTICKS: 512, SPACESHAPES: 256}
-
-
-class ChopsticksModelsTiny(ChopsticksBuilder):
-    name = "chopsticks_models_tiny"
-    pkg_dir_path = ChopsticksBuilder._get_pkg_dir_path()
-    BUILDER_CONFIGS = [HierarchicalConfig(name="depth2_either", train_size=512, test_size=128)]
-    DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
-
-
-class SpaceshapesModelsTiny(SpaceshapesBuilder):
-    name = "spaceshapes_models_tiny"
-    pkg_dir_path = SpaceshapesBuilder._get_pkg_dir_path()
-    BUILDER_CONFIGS = [HierarchicalConfig(name="default", train_size=256, test_size=64)]
+CHOPSTICKS = "chopsticks/depth2_either_512_128"
+SPACESHAPES = "spaceshapes/default_256_64"
 
 
 @pytest.fixture(scope="session")
@@ -81,11 +61,16 @@ def test_rgb_uint8_observations_are_divided_by_255(tiny_data_dir):
     from hier_models.data import observation_scale
 
     builder = tfds.builder(SPACESHAPES, data_dir=tiny_data_dir)
+    assert builder.info.metadata["observation_max"] == 1
     assert observation_scale(builder) == 1.0
 
     class Unknown:
         name = "unknown_rgb"
-        info = builder.info
+
+        class info:
+            features = builder.info.features
+            supervised_keys = builder.info.supervised_keys
+            metadata = {}
 
     assert observation_scale(Unknown()) == pytest.approx(1 / 255)
 

@@ -168,6 +168,7 @@ class Boxhead(GroundTruth):
     observation_name = "image"
     observation_shape = (SIZE, SIZE, 3)
     observation_dtype = np.uint8
+    observation_max = 255
     label_specs = {"labels": ((len(FACTOR_NAMES),), np.int64)}
 
     def __init__(self, variant: str = "boxhead1", workers: int | None = None):

@@ -124,6 +124,7 @@ class Spaceshapes(GroundTruth):
     observation_name = "image"
     observation_shape = (SIZE, SIZE, 1)
     observation_dtype = np.uint8
+    observation_max = 1
     stratified = True
     low = np.zeros(HIERARCHY.num_dims)
     high = np.ones(HIERARCHY.num_dims)
