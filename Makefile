@@ -35,6 +35,10 @@ demo: setup
 
 bench: setup
 	$(BIN)/python benchmarks/generation.py
+	$(BIN)/python benchmarks/metrics_speed.py
+	$(BIN)/python benchmarks/mimosa_speed.py
+	$(BIN)/python benchmarks/boxhead_speed.py
+	$(BIN)/python benchmarks/models_throughput.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
