@@ -66,8 +66,9 @@ _SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
 class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
     """Base builder: features ``<observation>``, ``factors``, ``active``, ``path``.
 
-    Subclasses set ``FAMILY`` (the :func:`ground_truth` family), ``VERSION``,
-    ``BUILDER_CONFIGS`` of :class:`HierarchicalConfig` and the citation. A config
+    Subclasses set ``name`` (also the :func:`ground_truth` family), ``VERSION`` and
+    ``BUILDER_CONFIGS`` of :class:`HierarchicalConfig`; TFDS reads the ``README.md``
+    and ``CITATIONS.bib`` beside the subclass's module. A config
     name ``{config}_{train}_{test}`` (e.g. ``tfds.load("chopsticks/depth2_either_5000_1000")``)
     is the :func:`sized_config` of a registered config.
     """
@@ -79,15 +80,12 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
                 builder_config = sized_config(match["process"], int(match["train"]), int(match["test"]))
         return super()._create_builder_config(builder_config, version)
 
-    FAMILY: str = ""
-    CITATION: str = ""
-    HOMEPAGE: str = ""
 
     @property
     def ground_truth(self) -> GroundTruth:
         """The generative process that this builder writes."""
         cfg = self.builder_config
-        return ground_truth(f"{self.FAMILY}/{self._process}", **cfg.options)
+        return ground_truth(f"{self.name}/{self._process}", **cfg.options)
 
     @property
     def _process(self) -> str:
@@ -125,8 +123,6 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
         return self.dataset_info_from_configs(
             features=tfds.features.FeaturesDict(features),
             supervised_keys=(gt.observation_name, "factors"),
-            homepage=self.HOMEPAGE,
-            citation=self.CITATION,
             metadata=tfds.core.MetadataDict(gt.metadata()),
         )
 
@@ -136,7 +132,7 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
 
     def _generate_examples(self, split: str, size: int):
         gt = self.ground_truth
-        rng = np.random.default_rng(split_seed(self.FAMILY, self._process, split))
+        rng = np.random.default_rng(split_seed(self.name, self._process, split))
         factors = gt.sample_factors(size, rng)
         labels = {"active": gt.active(factors), "path": gt.paths(factors), **gt.extra_labels(factors)}
         for lo in range(0, size, CHUNK):

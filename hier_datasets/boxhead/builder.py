@@ -1,13 +1,10 @@
 """TFDS builder ``boxhead``: Boxhead 1, 2 and 3, 100,000 / 10,000 RGB 64x64 images each."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import tensorflow_datasets as tfds
 
 from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
 
-_HERE = Path(__file__).parent
 _DESCRIPTIONS = {
     "boxhead1": "macro hue ~ N(cube hue, 0.2); micro hues ~ U(macro - 0.1, macro + 0.1) (strongest dependence)",
     "boxhead2": "macro hue ~ U(0, 1); micro hues ~ N(macro, 0.1)",
@@ -19,7 +16,6 @@ class BoxheadBuilder(HierarchicalBuilder):
     """Boxhead: a cube in a room; four micro-level hues depend on a macro-level hue."""
 
     name = "boxhead"
-    FAMILY = "boxhead"
     VERSION = tfds.core.Version("1.0.0")
     RELEASE_NOTES = {"1.0.0": "First release."}
     BUILDER_CONFIGS = [
@@ -27,4 +23,3 @@ class BoxheadBuilder(HierarchicalBuilder):
         for name, text in _DESCRIPTIONS.items()
     ]
     DEFAULT_BUILDER_CONFIG_NAME = "boxhead1"
-    CITATION = (_HERE / "CITATIONS.bib").read_text()

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import tensorflow_datasets as tfds
 
 from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
 from hier_datasets.chopsticks.generator import VARIANTS
 
-_HERE = Path(__file__).parent
 _DESCRIPTIONS = {
     "slope": "every segment adds a slope",
     "inter": "every segment adds an intercept",
@@ -22,7 +20,6 @@ class ChopsticksBuilder(HierarchicalBuilder):
     """Chopsticks: 64-point piecewise-linear series with hierarchical segments."""
 
     name = "chopsticks"
-    FAMILY = "chopsticks"
     VERSION = tfds.core.Version("1.0.0")
     RELEASE_NOTES = {"1.0.0": "First release."}
     BUILDER_CONFIGS = [
@@ -35,4 +32,3 @@ class ChopsticksBuilder(HierarchicalBuilder):
         for depth, variant in itertools.product((2, 3), VARIANTS)
     ]
     DEFAULT_BUILDER_CONFIG_NAME = "depth2_either"
-    CITATION = (_HERE / "CITATIONS.bib").read_text()

@@ -1,20 +1,16 @@
 """TFDS builder ``spaceshapes``: 54,000 / 6,000 binary 64x64 images."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import tensorflow_datasets as tfds
 
 from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
 
-_HERE = Path(__file__).parent
 
 
 class SpaceshapesBuilder(HierarchicalBuilder):
     """Spaceshapes: moons, stars and ships with shape-dependent factors."""
 
     name = "spaceshapes"
-    FAMILY = "spaceshapes"
     VERSION = tfds.core.Version("1.0.0")
     RELEASE_NOTES = {"1.0.0": "First release."}
     BUILDER_CONFIGS = [
@@ -25,4 +21,3 @@ class SpaceshapesBuilder(HierarchicalBuilder):
             test_size=6_000,
         )
     ]
-    CITATION = (_HERE / "CITATIONS.bib").read_text()
