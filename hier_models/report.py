@@ -15,7 +15,6 @@ import dataclasses
 import html
 import io
 import json
-import math
 import os
 import re
 import tempfile
