@@ -127,6 +127,61 @@ def minibatch_log_weights(batch_size, dataset_size=None, dtype="float32"):
     return ops.log(eye * own + (1.0 - eye) * other)
 
 
+def _mixture_shift(z, mean, logvar, log_w):
+    """(M, D) log-sum-exp shifts for :func:`_log_mixture_densities`, without gradient.
+
+    Row i's own term ``log w_ii + log q(z_id | x_i)`` (0.5 log 2 pi dropped) is the
+    natural shift: it is part of the sum, so the sum of the shifted exponentials is
+    at least 1. It is raised to ``bound - 80`` where ``bound`` is the largest value any
+    term can take (the peak density of the sharpest posterior), so no shifted term
+    exceeds e^80 whatever ``z`` is: the sum cannot overflow (it could underflow only if
+    every term lay more than ~167 nats below that peak), and no max pass over the
+    (M, M, D) terms is needed.
+    """
+    own = -0.5 * (logvar + tf.square(z - mean) * tf.exp(-logvar)) + tf.linalg.diag_part(log_w)[:, None]
+    bound = tf.reduce_max(-0.5 * logvar, axis=0) + tf.reduce_max(log_w)
+    return tf.stop_gradient(tf.maximum(own, bound[None, :] - 80.0))
+
+
+def _log_mixture_densities(z, mean, logvar, log_w):
+    """``(log_qz_dims (M, D), log_qz (M,))``: the weighted mixtures of the batch's
+    posteriors at each code, per dimension and jointly (0.5 log 2 pi per dimension dropped).
+
+    ``log_qz_dims[i, d] = log sum_j w_ij q(z_id | x_j)`` and
+    ``log_qz[i] = log sum_j w_ij prod_d q(z_id | x_j)``. The (D, M, M) pair terms are
+    laid out dimension first, shifted by :func:`_mixture_shift` and fused by XLA; the
+    hand-written gradient reuses the forward's exponentials (the softmax weights
+    ``p_ijd``) instead of differentiating through the log-sum-exps op by op.
+    """
+    shift = tf.transpose(_mixture_shift(z, mean, logvar, log_w))  # (D, M)
+
+    @tf.custom_gradient
+    def densities(z, mean, logvar):
+        zt, mt, lt = tf.transpose(z), tf.transpose(mean), tf.transpose(logvar)
+        precision = tf.exp(-lt)
+        diff = zt[:, :, None] - mt[:, None, :]  # [d, i, j] = z_id - mean_jd
+        pairs = -0.5 * (lt[:, None, :] + tf.square(diff) * precision[:, None, :])
+        terms = tf.exp(pairs + log_w[None] - shift[:, :, None])
+        sums = tf.reduce_sum(terms, axis=2)
+        log_qz_dims = tf.math.log(sums) + shift
+        joint = tf.reduce_sum(pairs, axis=0) + log_w
+        log_qz = tf.reduce_logsumexp(joint, axis=1)
+
+        def gradient(grad_dims, grad_joint):
+            # d/d pairs[d, i, j] of the weighted sum of both log-sum-exps
+            weights = (tf.transpose(grad_dims) / sums)[:, :, None] * terms
+            weights += (grad_joint[:, None] * tf.exp(joint - log_qz[:, None]))[None]
+            scaled = weights * diff * precision[:, None, :]
+            grad_z = -tf.reduce_sum(scaled, axis=2)
+            grad_mean = tf.reduce_sum(scaled, axis=1)
+            grad_logvar = 0.5 * tf.reduce_sum(scaled * diff - weights, axis=1)
+            return tf.transpose(grad_z), tf.transpose(grad_mean), tf.transpose(grad_logvar)
+
+        return (tf.transpose(log_qz_dims), log_qz), gradient
+
+    return densities(z, mean, logvar)
+
+
 def tc_decomposition(z, mean, logvar, dataset_size=None):
     """Batch means of the KL decomposition of beta-TCVAE (Chen et al. 2018).
 
@@ -138,23 +193,30 @@ def tc_decomposition(z, mean, logvar, dataset_size=None):
     - ``tc``: total correlation ``E[log q(z) - sum_d log q(z_d)]``,
     - ``dwkl``: dimension-wise KL ``E[sum_d log q(z_d) - log p(z)]``,
 
-    whose sum is the sampled KL(q(z|x) || N(0, I)).
+    whose sum is the sampled KL(q(z|x) || N(0, I)). The M x M x D pair densities are
+    computed by one XLA-compiled kernel with its own gradient
+    (docs/results/models_throughput.md).
     """
-    z = ops.convert_to_tensor(z)
-    mean = ops.cast(mean, z.dtype)
-    logvar = ops.cast(logvar, z.dtype)
-    batch = ops.shape(z)[0]
-    # pairs[i, j, d] = log q(z_id | x_j)
-    pairs = gaussian_log_density(z[:, None, :], mean[None, :, :], logvar[None, :, :])
-    log_w = minibatch_log_weights(batch, dataset_size, dtype=z.dtype)
-    log_qz = ops.logsumexp(log_w + ops.sum(pairs, axis=2), axis=1)
-    log_qz_product = ops.sum(ops.logsumexp(log_w[:, :, None] + pairs, axis=1), axis=1)
-    log_qz_given_x = ops.sum(gaussian_log_density(z, mean, logvar), axis=1)
-    log_pz = ops.sum(gaussian_log_density(z, ops.zeros_like(z), ops.zeros_like(z)), axis=1)
+    z = tf.convert_to_tensor(z)
+    mean = tf.cast(mean, z.dtype)
+    logvar = tf.cast(logvar, z.dtype)
+    log_w = minibatch_log_weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
+    return _kl_decomposition(z, mean, logvar, log_w)
+
+
+@tf.function(jit_compile=True)
+def _kl_decomposition(z, mean, logvar, log_w):
+    """:func:`tc_decomposition` given the minibatch weights, compiled as one XLA kernel."""
+    log_qz_dims, log_qz = _log_mixture_densities(z, mean, logvar, log_w)
+    constant = 0.5 * _LOG_2PI * tf.cast(tf.shape(z)[1], z.dtype)
+    log_qz = log_qz - constant
+    log_qz_product = tf.reduce_sum(log_qz_dims, axis=1) - constant
+    log_qz_given_x = tf.reduce_sum(gaussian_log_density(z, mean, logvar), axis=1)
+    log_pz = tf.reduce_sum(gaussian_log_density(z, tf.zeros_like(z), tf.zeros_like(z)), axis=1)
     return {
-        "mi": ops.mean(log_qz_given_x - log_qz),
-        "tc": ops.mean(log_qz - log_qz_product),
-        "dwkl": ops.mean(log_qz_product - log_pz),
+        "mi": tf.reduce_mean(log_qz_given_x - log_qz),
+        "tc": tf.reduce_mean(log_qz - log_qz_product),
+        "dwkl": tf.reduce_mean(log_qz_product - log_pz),
     }
 
 

@@ -120,6 +120,46 @@ def test_tc_decomposition_adds_up_to_the_sampled_kl():
     assert total == pytest.approx(float(np.mean(log_q - log_p)), rel=1e-4)
 
 
+def _naive_tc_terms(z, mean, logvar, dataset_size):
+    """The estimator written out with the M x M x D tensor and autograd, as a reference."""
+    pairs = losses.gaussian_log_density(z[:, None, :], mean[None], logvar[None])
+    log_w = losses.minibatch_log_weights(z.shape[0], dataset_size)
+    log_qz = tf.reduce_logsumexp(log_w + tf.reduce_sum(pairs, axis=2), axis=1)
+    log_qz_product = tf.reduce_sum(tf.reduce_logsumexp(log_w[:, :, None] + pairs, axis=1), axis=1)
+    log_qz_given_x = tf.reduce_sum(losses.gaussian_log_density(z, mean, logvar), axis=1)
+    return {"mi": tf.reduce_mean(log_qz_given_x - log_qz), "tc": tf.reduce_mean(log_qz - log_qz_product)}
+
+
+@pytest.mark.parametrize("dataset_size", [None, 50_000])
+def test_tc_kernel_values_and_gradients_match_the_written_out_estimator(dataset_size):
+    rng = np.random.default_rng(7)
+    mean = tf.constant(rng.normal(size=(64, 5)), tf.float32)
+    logvar = tf.constant(rng.uniform(-6, 2, size=(64, 5)), tf.float32)
+    z = mean + tf.exp(0.5 * logvar) * tf.constant(rng.normal(size=(64, 5)), tf.float32)
+    results = []
+    for fn in (losses.tc_decomposition, _naive_tc_terms):
+        with tf.GradientTape() as tape:
+            tape.watch([z, mean, logvar])
+            parts = fn(z, mean, logvar, dataset_size)
+            objective = parts["mi"] + 3.0 * parts["tc"]
+        grads = tape.gradient(objective, [z, mean, logvar])
+        results.append(([float(parts["mi"]), float(parts["tc"])], [np_(g) for g in grads]))
+    (values, grads), (ref_values, ref_grads) = results
+    np.testing.assert_allclose(values, ref_values, rtol=1e-4, atol=1e-4)
+    for g, ref in zip(grads, ref_grads):
+        np.testing.assert_allclose(g, ref, rtol=1e-3, atol=1e-5 * np.abs(ref).max())
+
+
+def test_tc_stays_finite_for_codes_far_from_their_posteriors():
+    mean = np.zeros((8, 2), np.float32)
+    logvar = np.full((8, 2), -losses.LOGVAR_LIMIT + 0.5, np.float32)  # very sharp posteriors
+    logvar[0] = losses.LOGVAR_LIMIT - 0.5  # one very flat one
+    z = np.full((8, 2), 1e3, np.float32)  # 1e3 / 3e-4 standard deviations away
+    parts = losses.tc_decomposition(z, mean, logvar)
+    assert all(np.isfinite(float(v)) for v in parts.values())
+    assert float(parts["tc"]) == pytest.approx(float(_naive_tc_terms(z, mean, logvar, None)["tc"]), abs=1e-3)
+
+
 def test_permute_dims_keeps_every_marginal_and_breaks_dependence():
     rng = np.random.default_rng(0)
     base = rng.standard_normal((512, 1))
