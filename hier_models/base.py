@@ -222,6 +222,14 @@ class Autoencoder(keras.Model):
         """Reconstructions (likelihood means) of ``x`` from its posterior means."""
         return self._mean_observation(self._decode_tensor(self._codes(x)))
 
+    def fit(self, x=None, y=None, *args, shuffle=None, **kwargs):
+        """As ``keras.Model.fit``; ``shuffle`` defaults to True for arrays only (a
+        ``tf.data`` pipeline such as :func:`hier_models.pipeline` shuffles itself, and
+        Keras would warn that it ignores ``shuffle``)."""
+        if shuffle is None:
+            shuffle = not isinstance(x, tf.data.Dataset)
+        return super().fit(x, y, *args, shuffle=shuffle, **kwargs)
+
     def compile(self, optimizer="adam", **kwargs):
         """Set the optimiser (default Adam, learning rate 1e-3) and Keras options.
 

@@ -18,7 +18,6 @@ import json
 import os
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 
 from hier_models import report, runs
@@ -275,14 +274,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _quiet_libraries() -> None:
-    """Keep TensorFlow's, TFDS's and Keras' informational messages off the terminal."""
+    """Keep TensorFlow's and TFDS's informational messages off the terminal."""
     import absl.logging
     import tensorflow as tf
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     absl.logging.set_verbosity(absl.logging.ERROR)
     tf.get_logger().setLevel("ERROR")
-    warnings.filterwarnings("ignore", message=".*shuffle=True. was passed")
 
 
 def main(argv=None) -> int:

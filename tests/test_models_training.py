@@ -1,6 +1,8 @@
 """Every model learns on a few hundred real examples; codes are finite and well shaped."""
 from __future__ import annotations
 
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -92,6 +94,26 @@ def test_encode_accepts_arrays_and_datasets_alike(tiny_data_dir):
     array = np.concatenate([x.numpy() for x, _ in pairs])
     np.testing.assert_allclose(model.encode(array, batch_size=7), from_dataset, rtol=1e-5, atol=1e-6)
     assert model.encode(array[:0]).shape == (0, 3)
+
+
+def test_fit_shuffles_arrays_but_leaves_pipelines_to_shuffle_themselves(tiny_data_dir):
+    train = hier_models.pipeline(CHOPSTICKS, "train", 32, data_dir=tiny_data_dir, seed=0)
+    model = hier_models.AE((64,), latent_dim=3, seed=0)
+    model.compile()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(train, epochs=1, verbose=0)
+    assert not [w for w in caught if "shuffle" in str(w.message)]
+    x = np.random.default_rng(0).normal(0, 0.3, (256, 64)).astype(np.float32)
+    weights = []
+    for shuffle in ({}, {"shuffle": False}, {"shuffle": False}):
+        twin = hier_models.AE((64,), latent_dim=3, seed=0)
+        twin.set_weights(model.get_weights())
+        twin.compile()
+        twin.fit(x, batch_size=16, epochs=1, verbose=0, **shuffle)
+        weights.append(twin.encoder.get_weights()[0])
+    np.testing.assert_array_equal(weights[1], weights[2])  # same order, same result
+    assert not np.array_equal(weights[0], weights[1])  # the default shuffled the rows
 
 
 def test_factor_vae_trains_its_discriminator_with_its_own_optimizer():
