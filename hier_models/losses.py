@@ -159,8 +159,7 @@ def _log_mixture_densities(z, mean, logvar, log_w):
     def densities(z, mean, logvar):
         zt, mt, lt = tf.transpose(z), tf.transpose(mean), tf.transpose(logvar)
         precision = tf.exp(-lt)
-        diff = zt[:, :, None] - mt[:, None, :]  # [d, i, j] = z_id - mean_jd
-        pairs = -0.5 * (lt[:, None, :] + tf.square(diff) * precision[:, None, :])
+        pairs = -0.5 * (lt[:, None, :] + tf.square(zt[:, :, None] - mt[:, None, :]) * precision[:, None, :])
         terms = tf.exp(pairs + log_w[None] - shift[:, :, None])
         sums = tf.reduce_sum(terms, axis=2)
         log_qz_dims = tf.math.log(sums) + shift
@@ -171,6 +170,7 @@ def _log_mixture_densities(z, mean, logvar, log_w):
             # d/d pairs[d, i, j] of the weighted sum of both log-sum-exps
             weights = (tf.transpose(grad_dims) / sums)[:, :, None] * terms
             weights += (grad_joint[:, None] * tf.exp(joint - log_qz[:, None]))[None]
+            diff = zt[:, :, None] - mt[:, None, :]  # [d, i, j] = z_id - mean_jd, recomputed: cheaper than kept
             scaled = weights * diff * precision[:, None, :]
             grad_z = -tf.reduce_sum(scaled, axis=2)
             grad_mean = tf.reduce_sum(scaled, axis=1)
