@@ -11,6 +11,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from hier_models.networks import OUTPUT_DTYPE
 from hier_models.validation import check_units
 
 __all__ = ["Adversarial", "build_discriminator", "default_discriminator_optimizer", "discriminator_step"]
@@ -23,7 +24,7 @@ def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discrim
     h = z
     for i, width in enumerate(units, start=1):
         h = keras.layers.Dense(width, activation="leaky_relu", name=f"{name}_{i}_dense")(h)
-    logit = keras.layers.Dense(1, name=f"{name}_logit")(h)
+    logit = keras.layers.Dense(1, name=f"{name}_logit", dtype=OUTPUT_DTYPE)(h)
     return keras.Model(z, logit, name=name)
 
 
@@ -41,8 +42,9 @@ def discriminator_step(discriminator, optimizer, real, fake) -> dict:
         real_logit = discriminator(real)
         fake_logit = discriminator(fake)
         loss = 0.5 * (ops.mean(ops.softplus(-real_logit)) + ops.mean(ops.softplus(fake_logit)))
+        objective = loss if optimizer is None else optimizer.scale_loss(loss)
     if optimizer is not None:
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(objective, variables)
         optimizer.apply_gradients(zip(grads, variables))
     hits = ops.concatenate([ops.cast(real_logit > 0, "float32"), ops.cast(fake_logit <= 0, "float32")], axis=0)
     return {"discriminator_loss": loss, "discriminator_accuracy": ops.mean(hits)}
@@ -67,7 +69,12 @@ class Adversarial:
         super().compile(optimizer=optimizer, **kwargs)
         if discriminator_optimizer is None:
             discriminator_optimizer = default_discriminator_optimizer()
-        self.discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
+        discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
+        if self.dtype_policy.name == "mixed_float16" and not isinstance(
+            discriminator_optimizer, keras.optimizers.LossScaleOptimizer
+        ):  # as Keras does for the main optimiser
+            discriminator_optimizer = keras.optimizers.LossScaleOptimizer(discriminator_optimizer)
+        self.discriminator_optimizer = discriminator_optimizer
         self.discriminator_optimizer.build(self.discriminator.trainable_variables)
 
     def get_compile_config(self):

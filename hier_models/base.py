@@ -205,8 +205,9 @@ class Autoencoder(keras.Model):
     def train_step(self, data):
         with tf.GradientTape() as tape:
             terms, aux = self._forward_batch(data, training=True)
+            objective = self.optimizer.scale_loss(terms["loss"])  # loss scaling under mixed_float16
         variables = self._main_variables()
-        grads = tape.gradient(terms["loss"], variables)
+        grads = tape.gradient(objective, variables)
         pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
         self.optimizer.apply_gradients(pairs)
         terms.update(self._auxiliary_step(aux, training=True))

@@ -188,7 +188,7 @@ class _ProgressiveLadder(Autoencoder):
         stream = self.top_down[-1](codes[-1], training=training)
         for layer in range(self.num_layers - 2, -1, -1):
             ladder = self.ladder_decoders[layer](codes[layer], training=training)
-            merged = ops.concatenate([stream, alphas[layer] * ladder], axis=-1)
+            merged = ops.concatenate([stream, ops.cast(alphas[layer], ladder.dtype) * ladder], axis=-1)
             stream = self.top_down[layer](merged, training=training)
         return self.output_network(stream, training=training)
 

@@ -30,7 +30,12 @@ from hier_models.architectures import (
 )
 from hier_models.validation import check_input_shape, check_positive_int
 
-__all__ = ["LadderNetworks", "apply_stage", "build_decoder", "build_encoder", "build_ladder"]
+__all__ = ["OUTPUT_DTYPE", "LadderNetworks", "apply_stage", "build_decoder", "build_encoder", "build_ladder"]
+
+#: dtype of every network's output layer: with a mixed-precision Keras policy
+#: (``keras.mixed_precision.set_global_policy("mixed_float16")``) the hidden layers run
+#: in 16 bits while codes, logits and every loss term stay in float32
+OUTPUT_DTYPE = "float32"
 
 
 class _Namer:
@@ -51,13 +56,15 @@ def _normalise_and_activate(h, spec: ArchitectureSpec, activation: str, namer: _
     return keras.layers.Activation(activation, name=namer("act"))(h)
 
 
-def _linear_layer(op, namer: _Namer):
+def _linear_layer(op, namer: _Namer, dtype=None):
     if isinstance(op, Conv):
-        return keras.layers.Conv2D(op.filters, op.kernel, strides=op.stride, padding="same", name=namer("conv"))
+        return keras.layers.Conv2D(op.filters, op.kernel, strides=op.stride, padding="same", name=namer("conv"), dtype=dtype)
     if isinstance(op, Up):
-        return keras.layers.Conv2DTranspose(op.filters, op.kernel, strides=op.stride, padding="same", name=namer("up"))
+        return keras.layers.Conv2DTranspose(
+            op.filters, op.kernel, strides=op.stride, padding="same", name=namer("up"), dtype=dtype
+        )
     if isinstance(op, Dense):
-        return keras.layers.Dense(op.units, name=namer("dense"))
+        return keras.layers.Dense(op.units, name=namer("dense"), dtype=dtype)
     raise TypeError(f"not a weighted layer: {op!r}")
 
 
@@ -65,7 +72,8 @@ def apply_stage(h, ops, spec: ArchitectureSpec, activation: str, namer: _Namer, 
     """Apply the layers ``ops`` to the Keras tensor ``h`` and return the result.
 
     Weighted layers are followed by batch norm (if the architecture uses it) and the
-    activation, except the last one when ``linear_last``.
+    activation, except the last one when ``linear_last``: that one is a network's
+    output and computes in float32 (:data:`OUTPUT_DTYPE`) under any Keras dtype policy.
     """
     for i, op in enumerate(ops):
         last = i == len(ops) - 1
@@ -83,7 +91,7 @@ def apply_stage(h, ops, spec: ArchitectureSpec, activation: str, namer: _Namer, 
             h = keras.layers.Add(name=namer("add"))([skip, h])
             h = keras.layers.Activation(activation, name=namer("act"))(h)
         else:
-            h = _linear_layer(op, namer)(h)
+            h = _linear_layer(op, namer, OUTPUT_DTYPE if last and linear_last else None)(h)
             if not (last and linear_last):
                 h = _normalise_and_activate(h, spec, activation, namer)
     return h
@@ -216,7 +224,7 @@ def build_ladder(
             flat = features[-1]
         head_in = keras.Input(flat)
         heads.append(
-            keras.Model(head_in, keras.layers.Dense(2 * sizes[layer - 1], name=f"posterior_{layer}_dense")(head_in), name=f"posterior_{layer}")
+            keras.Model(head_in, keras.layers.Dense(2 * sizes[layer - 1], name=f"posterior_{layer}_dense", dtype=OUTPUT_DTYPE)(head_in), name=f"posterior_{layer}")
         )
 
     top_down = [None] * num_layers
@@ -248,7 +256,7 @@ def build_ladder(
             above = sum(sizes[layer:])
             p_in = keras.Input((above,))
             h = keras.layers.Dense(prior_units, activation=activation, name=f"prior_{layer}_hidden")(p_in)
-            out = keras.layers.Dense(2 * sizes[layer - 1], name=f"prior_{layer}_out")(h)
+            out = keras.layers.Dense(2 * sizes[layer - 1], name=f"prior_{layer}_out", dtype=OUTPUT_DTYPE)(h)
             priors.append(keras.Model(p_in, out, name=f"prior_{layer}"))
 
     return LadderNetworks(sizes, bottom_up, ladder_encoders, heads, ladder_decoders, top_down, output, priors)
