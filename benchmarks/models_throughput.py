@@ -36,6 +36,7 @@ import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the builders)
 import hier_models
+from hier_models import losses
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
@@ -47,6 +48,38 @@ class _BatchClock(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.ends.append(time.perf_counter())
+
+
+def _median_call_seconds(fn, args, calls: int) -> float:
+    times = []
+    for i in range(calls + 10):
+        start = time.perf_counter()
+        fn(*args)[0].numpy()
+        if i >= 10:
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def estimator_seconds(batch_size: int, latent_dim: int = 10, calls: int = 200) -> float:
+    """Median seconds of beta-TCVAE's estimator (:func:`hier_models.losses.tc_decomposition`)
+    with its gradient, alone, on posterior samples of one batch; the time of an empty
+    ``tf.function`` call from Python is subtracted."""
+    rng = np.random.default_rng(0)
+    mean = tf.constant(rng.normal(size=(batch_size, latent_dim)), tf.float32)
+    logvar = tf.constant(rng.uniform(-4, 0, size=(batch_size, latent_dim)), tf.float32)
+    z = mean + tf.exp(0.5 * logvar) * tf.constant(rng.normal(size=(batch_size, latent_dim)), tf.float32)
+
+    @tf.function
+    def step(z, mean, logvar):
+        with tf.GradientTape() as tape:
+            tape.watch([z, mean, logvar])
+            parts = losses.tc_decomposition(z, mean, logvar)
+            objective = parts["mi"] + 4.0 * parts["tc"] + parts["dwkl"]
+        return tape.gradient(objective, [z, mean, logvar])
+
+    empty = tf.function(lambda z, mean, logvar: [z[:1, :1]])
+    args = (z, mean, logvar)
+    return _median_call_seconds(step, args, calls) - _median_call_seconds(empty, args, calls)
 
 
 def stream_rate(ds: tf.data.Dataset, batch_size: int, warmup: int, steps: int) -> float:
@@ -215,6 +248,8 @@ def run_case(name, dataset, input_shape, batch_size, data_dir, warmup, steps, re
         }
     fastest = max(m["examples_per_s"] for m in result["models"].values())
     result["pipeline_vs_fastest_model"] = result["pipeline_examples_per_s"] / fastest
+    result["tc_estimator_ms"] = 1e3 * estimator_seconds(batch_size)
+    result["keras_ae_step_ms"] = 1e3 * batch_size / result["baselines"]["keras_ae"]["examples_per_s"]
     return result
 
 
@@ -261,7 +296,15 @@ def markdown(results: dict) -> str:
                 f"{m['baseline_examples_per_s']:,.0f} | {m['overhead']:.2f}x | "
                 + (f"{m['multiply_add_ratio']:.2f}x |" if "multiply_add_ratio" in m else "|")
             )
-        lines += ["", f"Spread of the repeated baseline timings (machine noise): {'; '.join(spread)} examples/s.", ""]
+        lines += [
+            "",
+            f"Spread of the repeated baseline timings (machine noise): {'; '.join(spread)} examples/s.",
+            "",
+            f"beta-TCVAE's estimator alone (`tc_decomposition` and its gradient, batch {case['batch_size']}, "
+            f"10 dims): {case['tc_estimator_ms']:.2f} ms per call (an empty call's time subtracted), against "
+            f"{case['keras_ae_step_ms']:.2f} ms for a whole step of the plain autoencoder.",
+            "",
+        ]
     lines += [
         "## Where the overhead comes from",
         "",
