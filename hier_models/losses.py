@@ -198,15 +198,13 @@ def tc_decomposition(z, mean, logvar, dataset_size=None):
     (docs/results/models_throughput.md).
     """
     z = tf.convert_to_tensor(z)
-    mean = tf.cast(mean, z.dtype)
-    logvar = tf.cast(logvar, z.dtype)
-    log_w = minibatch_log_weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
-    return _kl_decomposition(z, mean, logvar, log_w)
+    return _kl_decomposition(z, tf.cast(mean, z.dtype), tf.cast(logvar, z.dtype), dataset_size)
 
 
 @tf.function(jit_compile=True)
-def _kl_decomposition(z, mean, logvar, log_w):
-    """:func:`tc_decomposition` given the minibatch weights, compiled as one XLA kernel."""
+def _kl_decomposition(z, mean, logvar, dataset_size):
+    """:func:`tc_decomposition` compiled as one XLA kernel (traced once per ``dataset_size``)."""
+    log_w = minibatch_log_weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
     log_qz_dims, log_qz = _log_mixture_densities(z, mean, logvar, log_w)
     constant = 0.5 * _LOG_2PI * tf.cast(tf.shape(z)[1], z.dtype)
     log_qz = log_qz - constant
