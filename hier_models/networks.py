@@ -58,7 +58,9 @@ def _normalise_and_activate(h, spec: ArchitectureSpec, activation: str, namer: _
 
 def _linear_layer(op, namer: _Namer, dtype=None):
     if isinstance(op, Conv):
-        return keras.layers.Conv2D(op.filters, op.kernel, strides=op.stride, padding="same", name=namer("conv"), dtype=dtype)
+        return keras.layers.Conv2D(
+            op.filters, op.kernel, strides=op.stride, padding="same", name=namer("conv"), dtype=dtype
+        )
     if isinstance(op, Up):
         return keras.layers.Conv2DTranspose(
             op.filters, op.kernel, strides=op.stride, padding="same", name=namer("up"), dtype=dtype
@@ -224,7 +226,11 @@ def build_ladder(
             flat = features[-1]
         head_in = keras.Input(flat)
         heads.append(
-            keras.Model(head_in, keras.layers.Dense(2 * sizes[layer - 1], name=f"posterior_{layer}_dense", dtype=OUTPUT_DTYPE)(head_in), name=f"posterior_{layer}")
+            keras.Model(
+                head_in,
+                keras.layers.Dense(2 * sizes[layer - 1], name=f"posterior_{layer}_dense", dtype=OUTPUT_DTYPE)(head_in),
+                name=f"posterior_{layer}",
+            )
         )
 
     top_down = [None] * num_layers
