@@ -63,6 +63,13 @@ def split_seed(family: str, config: str, split: str) -> int:
 _SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
 
 
+def parse_sized_name(config: str) -> tuple[str, int, int] | None:
+    """``(process, train_size, test_size)`` of a :func:`sized_config` name such as
+    ``depth2_either_5000_1000``, or None when ``config`` has no size suffix."""
+    match = _SIZED_NAME.fullmatch(config)
+    return None if match is None else (match["process"], int(match["train"]), int(match["test"]))
+
+
 class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
     """Base builder: features ``<observation>``, ``factors``, ``active``, ``path``.
 
@@ -75,11 +82,10 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
 
     def _create_builder_config(self, builder_config, version):
         if isinstance(builder_config, str) and builder_config not in self.builder_configs:
-            match = _SIZED_NAME.fullmatch(builder_config)
-            if match and match["process"] in self.builder_configs:
-                builder_config = sized_config(match["process"], int(match["train"]), int(match["test"]))
+            sized = parse_sized_name(builder_config)
+            if sized and sized[0] in self.builder_configs:
+                builder_config = sized_config(*sized)
         return super()._create_builder_config(builder_config, version)
-
 
     @property
     def ground_truth(self) -> GroundTruth:

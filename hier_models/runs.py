@@ -29,7 +29,6 @@ import io
 import json
 import math
 import os
-import re
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from tqdm.auto import tqdm
 import hier_datasets
 import hier_metrics
 import hier_models
+from hier_datasets.builder import parse_sized_name
 from hier_datasets.hierarchy import Group, Hierarchy
 from hier_models import report
 from hier_models.cofhae import COFHAE
@@ -206,9 +206,6 @@ class Dataset:
         return hier_datasets.ground_truth(self.process)
 
 
-_SIZED = re.compile(r"^(?P<config>.+?)_(?P<train>\d+)_(?P<test>\d+)$")
-
-
 def resolve_dataset(name: str, train_size: int | None = None, test_size: int | None = None) -> Dataset:
     """The :class:`Dataset` named ``name``, resized to ``train_size`` / ``test_size`` if given."""
     families = _families()
@@ -217,11 +214,11 @@ def resolve_dataset(name: str, train_size: int | None = None, test_size: int | N
     if family not in families:
         raise CommandError(f"unknown dataset {name!r}; {hint}")
     config = config or families[family][0]
-    sized = _SIZED.match(config)
-    if sized and sized["config"] in families[family]:
-        config = sized["config"]
+    sized = parse_sized_name(config)
+    if sized and sized[0] in families[family]:
+        config = sized[0]
         if train_size is None and test_size is None:
-            train_size, test_size = int(sized["train"]), int(sized["test"])
+            train_size, test_size = sized[1:]
     if config not in families[family]:
         raise CommandError(f"unknown dataset {name!r}; {hint}")
     if (train_size is None) != (test_size is None):

@@ -6,7 +6,6 @@ import tensorflow_datasets as tfds
 from hier_datasets.builder import HierarchicalBuilder, HierarchicalConfig
 
 
-
 class SpaceshapesBuilder(HierarchicalBuilder):
     """Spaceshapes: moons, stars and ships with shape-dependent factors."""
 
