@@ -25,15 +25,14 @@ import json
 import time
 from pathlib import Path
 
-import keras
 import numpy as np
 
 import hier_datasets
 import hier_metrics
-from hier_datasets.hierarchy import Group, Hierarchy
 from hier_models import AE, BetaTCVAE
-from hier_models.hierarchical import fit_hierarchical, paper_learning_rate, training_dataset
+from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule
 from hier_models.mimosa import INITIAL_DIM, SPACESHAPES
+from hier_models.runs import flat_hierarchy
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")]
@@ -41,9 +40,7 @@ DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")
 
 def train_baseline(cls, x, latent_dim, epochs, batch_size, seed, **options):
     model = cls(x.shape[1:], latent_dim=latent_dim, seed=seed, **options)
-    steps = int(np.ceil(len(x) / batch_size)) * epochs
-    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(steps)))
-    model.fit(training_dataset(x, None, batch_size, seed), epochs=epochs, verbose=0)
+    fit_paper_schedule(model, x, epochs=epochs, batch_size=batch_size, seed=seed)
     return model
 
 
@@ -76,7 +73,7 @@ def run_dataset(name: str, args, seed: int) -> list[dict]:
                     **scores(gt, test_f, fit.model.encode(test_x), fit.hierarchy, seed),
                     "seconds": time.perf_counter() - start})
     width = gt.hierarchy.num_dims
-    flat = Hierarchy(Group(tuple(f"z{i}" for i in range(width))))
+    flat = flat_hierarchy(width)
     for label, cls, options in (("AE", AE, {}), ("BetaTCVAE", BetaTCVAE, {"beta": 5.0})):
         start = time.perf_counter()
         model = train_baseline(cls, train_x, width, args.epochs, args.batch_size, seed, **options)

@@ -26,7 +26,10 @@ from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.mimosa import mimosa
 
-__all__ = ["PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "grid_search", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset"]
+__all__ = [
+    "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_search",
+    "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
+]
 
 #: the paper's COFHAE grid (appendix A.1)
 PAPER_GRID = {"tau": (0.5, 0.67, 1.0), "lambda_assign": (10.0, 100.0, 1000.0), "lambda_tc": (1.0, 10.0, 100.0)}
@@ -59,8 +62,15 @@ def training_dataset(observations, targets=None, batch_size: int = 256, seed: in
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def _steps(n: int, batch_size: int, epochs: int) -> int:
-    return math.ceil(n / batch_size) * epochs
+def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, seed: int = 0,
+                       verbose: int = 0, callbacks=None):
+    """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
+    ``epochs`` epochs and fit it on :func:`training_dataset`; returns the History."""
+    x = np.asarray(observations)
+    steps = math.ceil(len(x) / batch_size) * epochs
+    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(steps)))
+    dataset = training_dataset(x, targets, batch_size, seed)
+    return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 
 @dataclasses.dataclass
@@ -108,8 +118,8 @@ def train_cofhae(
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
-    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, epochs))))
-    history = model.fit(training_dataset(x, targets, batch_size, seed), epochs=epochs, verbose=verbose, callbacks=callbacks).history
+    history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
+                                 callbacks=callbacks).history
     final = model.evaluate(training_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
     return HierarchicalRun(
@@ -172,8 +182,7 @@ def fit_hierarchical(
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
-    ae.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(_steps(len(x), batch_size, ae_epochs))))
-    ae.fit(training_dataset(x, None, batch_size, seed), epochs=ae_epochs, verbose=verbose, callbacks=callbacks)
+    fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
     run = train_cofhae(

@@ -46,7 +46,7 @@ from hier_datasets.builder import parse_sized_name
 from hier_datasets.hierarchy import Group, Hierarchy
 from hier_models import report
 from hier_models.cofhae import COFHAE
-from hier_models.hierarchical import fit_hierarchical, paper_learning_rate, training_dataset
+from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, training_dataset
 from hier_models.mimosa import DEFAULTS as MIMOSA_DEFAULTS
 from hier_models.mimosa import INITIAL_DIM, SPACESHAPES
 
@@ -393,9 +393,7 @@ def _fit_flat(model_name, x, *, latent_dim, epochs, batch_size, seed, options, c
     if "dataset_size" in inspect.signature(cls.__init__).parameters:
         kwargs["dataset_size"] = len(x)
     model = cls(x.shape[1:], seed=seed, **kwargs)
-    steps = math.ceil(len(x) / batch_size) * epochs
-    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(steps)))
-    model.fit(training_dataset(x, None, batch_size, seed), epochs=epochs, verbose=0, callbacks=[callback])
+    fit_paper_schedule(model, x, epochs=epochs, batch_size=batch_size, seed=seed, callbacks=[callback])
     return model
 
 
