@@ -358,12 +358,18 @@ def table_columns(metrics: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [c for c in METRIC_LABELS if c in present] or sorted(present)
 
 
+def _table_cells(metrics: Mapping[str, Mapping[str, float]], columns: Sequence[str]) -> tuple[list, list]:
+    """Header and rows of the summary table as text cells."""
+    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
+    body = [[str(model)] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
+    return head, body
+
+
 def metrics_table(metrics: Mapping[str, Mapping[str, float]], columns: Sequence[str] | None = None) -> str:
     """Markdown table, one row per model and one column per metric, padded so that it
     also reads as plain text; ``-`` where a model has no value."""
     columns = table_columns(metrics) if columns is None else list(columns)
-    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
-    body = [[str(model)] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
+    head, body = _table_cells(metrics, columns)
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
     def line(cells):
@@ -420,11 +426,10 @@ def write_report(out_dir, metrics: Mapping[str, Mapping[str, float]], figures: M
         f'<img alt="{html.escape(stem)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
         for stem, data in pngs.items()
     )
-    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
-    body = [[model] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
+    head, body = _table_cells(metrics, columns)
     html_table = (
         "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
-        + "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in body)
+        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
         + "</table>"
     )
     page = (

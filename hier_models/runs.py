@@ -837,10 +837,11 @@ def _run_record(run_dir: Path) -> dict:
     return record
 
 
-def load_run(run_dir) -> tuple[dict, list[report.RunEntry]]:
-    """The record and entries of a run folder, with every artefact the report draws."""
+def load_run(run_dir, record: dict | None = None) -> tuple[dict, list[report.RunEntry]]:
+    """The record (read from ``run.json`` unless given) and entries of a run folder,
+    with every artefact the report draws."""
     run_dir = Path(run_dir)
-    record = _run_record(run_dir)
+    record = _run_record(run_dir) if record is None else record
     data_cache: dict[str, dict] = {}
     entries = []
     for e in record["entries"]:
@@ -870,9 +871,9 @@ def load_run(run_dir) -> tuple[dict, list[report.RunEntry]]:
 def report_run(run_dir, *, show_progress: bool = True) -> dict:
     """(Re)draw the report of a run folder from its saved artefacts; returns its metrics."""
     run_dir = Path(run_dir)
-    _run_record(run_dir)
+    record = _run_record(run_dir)
     check_writable(run_dir, option="RUN_DIR")
-    record, entries = load_run(run_dir)
+    record, entries = load_run(run_dir, record)
     s = record["settings"]
     notes = [
         f"Datasets: {', '.join(record['datasets'])}. Models trained for {_count(s['epochs'], 'epoch')} "
