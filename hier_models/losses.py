@@ -138,7 +138,7 @@ def _mixture_shift(z, mean, logvar, log_w):
     every term lay more than ~167 nats below that peak), and no max pass over the
     (M, M, D) terms is needed.
     """
-    own = -0.5 * (logvar + tf.square(z - mean) * tf.exp(-logvar)) + tf.linalg.diag_part(log_w)[:, None]
+    own = gaussian_log_density(z, mean, logvar) + 0.5 * _LOG_2PI + tf.linalg.diag_part(log_w)[:, None]
     bound = tf.reduce_max(-0.5 * logvar, axis=0) + tf.reduce_max(log_w)
     return tf.stop_gradient(tf.maximum(own, bound[None, :] - 80.0))
 
