@@ -1,19 +1,30 @@
 """The LSBD metric for SO(2) symmetries (Perez Rey et al., "A Metric for Linear
-Symmetry-Based Disentanglement", section 4).
+Symmetry-Based Disentanglement", section 4, eqs. 6-13).
 
 The data are a full grid over K subgroups SO(2) (evenly spaced angles on each axis),
 optionally repeated for several objects (the cylinder case: SO(2) x objects). For each
-subgroup k the encodings are centred along axis k, standardised, projected by PCA to 2
-dimensions and whitened (each component scaled to variance 1/2). An LSBD encoding
-then moves these 2-D points on a circle as ``R(omega_k * theta)``; undoing that
-rotation should collapse them onto one point. The dispersion left::
+subgroup k the encodings are centred along axis k (eq. 6), which removes whatever the
+other subgroups contribute. The centred codes are projected by PCA onto their top two
+principal components and each component is scaled to variance 1/2 (eq. 8), so the
+2-D points z'_g have mean squared norm 1. The PCA runs on the raw centred codes, as in
+the authors' implementation: the paper's eq. 8 also divides each code dimension by its
+standard deviation first, but that blows a dimension carrying only tiny noise up to the
+size of the signal and loses the plane of the circle. An LSBD encoding moves the 2-D
+points on a circle as ``R(omega_k * theta)``; undoing that rotation should collapse
+them onto one point. The dispersion left (eq. 12, for one subgroup)::
 
     L_k(omega) = mean_g || R(-omega * theta_g) z'_g - mean_g' R(-omega * theta_g') z'_g' ||^2
 
-is minimised over integers omega in ``omega_range``. The score is ``mean_k min_omega
-L_k(omega)``: 0 for a perfect embedding (even after any invertible linear map), about
-1 for random codes. The objective separates over subgroups, so the search costs
-(number of omegas) * K evaluations, not (number of omegas)^K.
+is minimised over integers omega in ``omega_range`` (eq. 13). The score is ``mean_k
+min_omega L_k(omega)``: 0 for a perfect embedding (even after any invertible linear
+map), about 1 for random codes. The objective separates over subgroups, so the search
+costs (number of omegas) * K evaluations, not (number of omegas)^K.
+
+Variance 1/2 is the population variance (divisor n, the number of points in the
+plane); the authors' implementation divides by n - 1, so its dispersions are ours times
+(n - 1) / n. For several objects the plane is fitted per object and each object may
+take omega or -omega (PCA fixes a plane only up to a reflection), with one |omega| per
+subgroup shared by all objects.
 """
 from __future__ import annotations
 
@@ -57,22 +68,21 @@ def _check_grid(codes_grid, num_object_axes, omega_range):
 
 
 def _whitened_plane(points: np.ndarray) -> np.ndarray | None:
-    """Standardise, project onto the top-2 principal components, scale each to variance 1/2.
+    """Centre, project onto the top-2 principal components, scale each to variance 1/2.
 
+    The principal components are those of the raw centred points (no per-dimension
+    standardisation); a component without variance (points on a line) is set to 0.
     Returns None when the points do not vary at all.
     """
     centred = points - points.mean(axis=0)
-    std = centred.std(axis=0)
-    if std.max() <= 1e-12 * max(1.0, np.abs(points).max()):
+    if np.abs(centred).max() <= 1e-12 * max(1.0, np.abs(points).max()):
         return None
-    varying = std > 1e-10 * std.max()
-    scaled = centred[:, varying] / std[varying]
-    _, s, vt = np.linalg.svd(scaled, full_matrices=False)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
     proj = np.zeros((len(points), 2))
     take = min(2, vt.shape[0])
-    proj[:, :take] = scaled @ vt[:take].T
+    proj[:, :take] = centred @ vt[:take].T
     var = proj.var(axis=0)
-    keep = var > 1e-20 * max(var.max(), 1e-300) if var.max() > 0 else np.zeros(2, dtype=bool)
+    keep = var > 1e-20 * var.max()
     proj[:, keep] *= np.sqrt(0.5 / var[keep])
     proj[:, ~keep] = 0.0
     return proj

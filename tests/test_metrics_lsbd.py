@@ -105,3 +105,67 @@ def test_input_validation():
         hm.lsbd(np.zeros((8, 8, 4)), num_object_axes=-1)
     with pytest.raises(ValueError, match="codes_grid must be a numeric"):
         hm.lsbd([["a"] * 4] * 4)
+
+
+def rotation(angle):
+    return np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+
+
+def reference_lsbd(grid, omegas=range(-10, 11)):
+    """The definition written out for a torus grid (no object axes): whitening from the
+    eigenvectors of the covariance matrix, explicit rotation matrices, a loop over omega."""
+    sizes = grid.shape[:-1]
+    thetas = angles(*sizes)
+    per_subgroup = []
+    for k in range(len(sizes)):
+        z = (grid - grid.mean(axis=k, keepdims=True)).reshape(-1, grid.shape[-1])
+        z = z - z.mean(axis=0)
+        eigval, eigvec = np.linalg.eigh(z.T @ z / len(z))
+        top = np.argsort(eigval)[::-1][:2]
+        plane = (z @ eigvec[:, top]) / np.sqrt(2 * eigval[top])
+        theta = thetas[k].ravel()
+        best = np.inf
+        for w in omegas:
+            undone = np.array([rotation(-w * th) @ p for th, p in zip(theta, plane)])
+            best = min(best, np.mean(np.sum((undone - undone.mean(axis=0)) ** 2, axis=1)))
+        per_subgroup.append(best)
+    return float(np.mean(per_subgroup))
+
+
+def test_near_constant_dimensions_do_not_hide_the_plane():
+    """Dimensions carrying only tiny noise must not be blown up to the size of the signal."""
+    rng = np.random.default_rng(4)
+    codes = np.concatenate([torus((1, 1), (16, 16)), 1e-4 * rng.normal(size=(16, 16, 3))], axis=-1)
+    res = hm.lsbd(codes)
+    assert res["score"] < 1e-3
+    np.testing.assert_array_equal(res["omegas"], [1, 1])
+    mapped = codes @ rng.normal(size=(7, 7))  # still perfect after an invertible linear map
+    assert hm.lsbd(mapped)["score"] < 1e-3
+
+
+@pytest.mark.parametrize("sd", [0.05, 0.1, 0.3])
+def test_noisy_torus_matches_the_definition(sd):
+    rng = np.random.default_rng(0)
+    base = torus((1, 2), (12, 10))
+    codes = np.concatenate([base, np.zeros((12, 10, 2))], axis=-1) + sd * rng.normal(size=(12, 10, 6))
+    score = hm.lsbd(codes)["score"]
+    assert score == pytest.approx(reference_lsbd(codes), rel=1e-9)
+    assert 0 < score < 3 * sd**2  # noise of variance sd^2 per dimension on a unit circle
+
+
+def test_agrees_with_the_authors_implementation():
+    """Perez Rey et al.'s implementation gives 0.01702101743572526 on this seeded input
+    (omega search over -10..10 per subgroup). It whitens with the sample variance
+    (divisor n - 1), so its value is ours times (n - 1) / n with n = 256 points."""
+    base = torus((1, 1), (16, 16))
+    codes = base + 0.1 * np.random.default_rng(0).normal(size=base.shape)
+    res = hm.lsbd(codes)
+    assert res["score"] * 255 / 256 == pytest.approx(0.01702101743572526, rel=1e-9)
+    np.testing.assert_array_equal(res["omegas"], [1, 1])
+
+
+def test_random_codes_score_about_one_like_the_definition():
+    codes = np.random.default_rng(6).normal(size=(10, 12, 5))
+    score = hm.lsbd(codes)["score"]
+    assert score == pytest.approx(reference_lsbd(codes), rel=1e-9)
+    assert 0.9 < score <= 1.0
