@@ -13,7 +13,7 @@ definitions: :func:`dci` (and :func:`dci_split` over factor groups), :func:`mig`
 :func:`sap`, :func:`factor_vae_score`, :func:`beta_vae_score`. Symmetry-based:
 :func:`lsbd`. All at once: :func:`evaluate`, :func:`evaluate_arrays`.
 """
-from hier_metrics.dci import dci, dci_from_importance, dci_split, importance_matrix
+from hier_metrics.dci import dci, dci_from_importance, dci_split, dci_split_from_importance, importance_matrix
 from hier_metrics.evaluate import evaluate, evaluate_arrays
 from hier_metrics.interventional import beta_vae_score, factor_vae_score
 from hier_metrics.lsbd import lsbd
@@ -28,6 +28,7 @@ __all__ = [
     "dci",
     "dci_from_importance",
     "dci_split",
+    "dci_split_from_importance",
     "evaluate",
     "evaluate_arrays",
     "factor_vae_score",

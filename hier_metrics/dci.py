@@ -15,7 +15,10 @@ from hier_metrics._validation import (
     resolve_categorical,
 )
 
-__all__ = ["dci", "dci_split", "dci_from_importance", "importance_matrix"]
+__all__ = ["dci", "dci_split", "dci_split_from_importance", "dci_from_importance", "importance_matrix"]
+
+#: how :func:`dci_split` chooses the codes that each factor group is scored on
+CODE_ASSIGNMENTS = ("all", "argmax")
 
 
 def _normalised_entropy(p: np.ndarray, base: int) -> np.ndarray:
@@ -175,30 +178,107 @@ def _resolve_groups(groups, num_factors: int, factor_names: Sequence[str] | None
     return out
 
 
-def dci_split(factors, codes, *, groups, factor_names=None, random_state=0, **options) -> dict:
+def _check_split(groups, num_factors: int, factor_names, code_assignment) -> dict[str, np.ndarray]:
+    if not isinstance(code_assignment, str) or code_assignment not in CODE_ASSIGNMENTS:
+        raise ValueError(f"code_assignment must be one of {CODE_ASSIGNMENTS}, got {code_assignment!r}")
+    resolved = _resolve_groups(groups, num_factors, factor_names)
+    if code_assignment == "argmax":
+        owner: dict[int, str] = {}
+        for name, idx in resolved.items():
+            for j in idx.tolist():
+                if j in owner:
+                    raise ValueError(
+                        f"groups {owner[j]!r} and {name!r} share factor {j}; code_assignment='argmax' "
+                        "needs disjoint groups"
+                    )
+                owner[j] = name
+    return resolved
+
+
+def _split_scores(importance: np.ndarray, resolved: dict[str, np.ndarray], code_assignment: str) -> dict:
+    if code_assignment == "all":
+        return {name: dci_from_importance(importance[:, idx]) for name, idx in resolved.items()}
+    names = list(resolved)
+    # (codes, groups): each code's largest importance within each group; the last of
+    # the tied groups wins, so with groups listed macro then micro a tie goes to micro
+    largest = np.stack([importance[:, resolved[name]].max(axis=1) for name in names], axis=1)
+    winner = len(names) - 1 - np.argmax(largest[:, ::-1], axis=1)
+    out = {}
+    for g, name in enumerate(names):
+        rows = np.flatnonzero(winner == g)
+        if rows.size:
+            scores = dci_from_importance(importance[np.ix_(rows, resolved[name])])
+        else:
+            scores = {"disentanglement": 0.0, "completeness": 0.0}
+        scores["codes"] = rows
+        out[name] = scores
+    return out
+
+
+def dci_split_from_importance(importance, groups, *, factor_names=None, code_assignment: str = "all") -> dict:
+    """Disentanglement and completeness of an importance matrix, per group of factors.
+
+    ``importance`` is (num_codes, num_factors), non-negative, as for
+    :func:`dci_from_importance`; ``groups`` maps group names to factor columns
+    (indices, or names with ``factor_names``). With R_g the columns of group g:
+
+    * ``code_assignment="all"``: every code is scored for every group, on ``R[:, g]``.
+      Completeness spreads each factor over all D codes (entropy base D), and a code
+      that serves another group weighs ``sum_{j in g} R_ij`` in the disentanglement.
+    * ``code_assignment="argmax"`` (Chen et al., "Boxhead", section 4, as computed in
+      the authors' released evaluation code): each code goes to the one group holding
+      its largest importance, ``argmax_g max_{j in g} R_ij``, and group g is scored on
+      ``R[codes of g, g]`` only, so its completeness has entropy base ``|codes of g|``.
+      On a tie the group listed last wins: with groups listed macro then micro, a code
+      whose largest micro importance equals its largest macro importance (a code with
+      no importance at all, for one) counts as micro, as in the authors' code. A group
+      that receives no code scores 0 on both. Groups must not share factors, and only
+      the groups' factors are compared: to reproduce the authors, the macro group lists
+      every factor that is not micro-level (their code puts the macro-level hue there).
+      Each group's result also has ``"codes"``, the indices of its codes.
+
+    Returns:
+      ``{group: {"disentanglement": float, "completeness": float[, "codes": int array]}}``.
+    """
+    r = check_array(importance, "importance", min_rows=1)
+    if np.any(r < 0):
+        raise ValueError("importance must be non-negative")
+    return _split_scores(r, _check_split(groups, r.shape[1], factor_names, code_assignment), code_assignment)
+
+
+def dci_split(
+    factors, codes, *, groups, factor_names=None, code_assignment: str = "all", random_state=0, **options
+) -> dict:
     """DCI computed separately on named groups of factors (Boxhead paper, section 4).
 
-    One importance matrix is fitted for all factors; each group's disentanglement and
-    completeness come from its columns alone, so a code is judged only on how it
-    spreads over the factors of that group (e.g. the macro-level factors or the four
-    micro-level hues).
+    One importance matrix is fitted for all factors (:func:`importance_matrix`, every
+    code predicting every factor) and split by :func:`dci_split_from_importance`:
+
+    * ``code_assignment="all"`` (default): each group's disentanglement and
+      completeness come from its columns over all codes, so a code is judged only on
+      how it spreads over the factors of that group (e.g. the macro-level factors or
+      the four micro-level hues).
+    * ``code_assignment="argmax"``: the Boxhead authors' computation; each code is
+      assigned to the group of its largest importance and each group is scored on its
+      own codes only (completeness base = that group's number of codes).
 
     Args:
       groups: mapping of group name to factor column indices (or names, with
         ``factor_names``), e.g. ``{"macro": [0, 1, 2, 3, 4], "micro": [6, 7, 8, 9]}``.
+      code_assignment: ``"all"`` or ``"argmax"``, see above.
       options: as for :func:`importance_matrix`.
 
     Returns:
       ``{group: {"disentanglement", "completeness", "informativeness_train",
-      "informativeness_test"}}``.
+      "informativeness_test"}}``, plus ``"codes"`` (the group's code indices) with
+      ``code_assignment="argmax"``. Informativeness is the mean over the group's factors
+      of the held-out score of the model fitted on all codes, under either assignment.
     """
     factors_arr = check_array(factors, "factors", min_rows=3)
-    resolved = _resolve_groups(groups, factors_arr.shape[1], factor_names)
+    resolved = _check_split(groups, factors_arr.shape[1], factor_names, code_assignment)
     imp = importance_matrix(factors_arr, codes, random_state=random_state, **options)
-    out = {}
+    out = _split_scores(imp["importance"], resolved, code_assignment)
     for name, idx in resolved.items():
-        scores = dci_from_importance(imp["importance"][:, idx])
-        scores["informativeness_train"] = float(imp["informativeness_train"][idx].mean())
-        scores["informativeness_test"] = float(imp["informativeness_test"][idx].mean())
-        out[name] = scores
+        out[name]["informativeness_train"] = float(imp["informativeness_train"][idx].mean())
+        out[name]["informativeness_test"] = float(imp["informativeness_test"][idx].mean())
     return out
