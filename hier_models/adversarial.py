@@ -14,7 +14,9 @@ from keras import ops
 from hier_models.networks import OUTPUT_DTYPE
 from hier_models.validation import check_units
 
-__all__ = ["Adversarial", "build_discriminator", "default_discriminator_optimizer", "discriminator_step"]
+__all__ = [
+    "Adversarial", "build_discriminator", "default_discriminator_optimizer", "discriminator_step", "matching_adam",
+]
 
 
 def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discriminator") -> keras.Model:
@@ -31,6 +33,22 @@ def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discrim
 def default_discriminator_optimizer() -> keras.optimizers.Optimizer:
     """Adam(1e-4, beta_1=0.5, beta_2=0.9), the FactorVAE paper's discriminator optimiser."""
     return keras.optimizers.Adam(learning_rate=1e-4, beta_1=0.5, beta_2=0.9)
+
+
+def matching_adam(optimizer) -> keras.optimizers.Optimizer:
+    """A fresh Adam with Keras's default betas at ``optimizer``'s learning rate.
+
+    A learning-rate schedule is copied (from its config), so the new optimiser follows
+    the same decays as ``optimizer`` over its own step count; a
+    ``LossScaleOptimizer`` is looked through to the optimiser it wraps.
+    """
+    optimizer = keras.optimizers.get(optimizer)
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        optimizer = optimizer.inner_optimizer
+    learning_rate = optimizer.get_config()["learning_rate"]
+    if isinstance(learning_rate, dict):
+        learning_rate = keras.optimizers.schedules.deserialize(learning_rate)
+    return keras.optimizers.Adam(learning_rate=learning_rate)
 
 
 def discriminator_step(discriminator, optimizer, real, fake) -> dict:
@@ -56,6 +74,11 @@ class Adversarial:
 
     discriminator_optimizer = None
 
+    def _default_discriminator_optimizer(self) -> keras.optimizers.Optimizer:
+        """The discriminator's optimiser when ``compile`` is given none (called after
+        the main optimiser is set): :func:`default_discriminator_optimizer`."""
+        return default_discriminator_optimizer()
+
     def _main_variables(self):
         own = {id(v) for v in self.discriminator.trainable_variables}
         return [v for v in self.trainable_variables if id(v) not in own]
@@ -65,10 +88,10 @@ class Adversarial:
 
     def compile(self, optimizer="adam", discriminator_optimizer=None, **kwargs):
         """As :meth:`Autoencoder.compile`, plus the discriminator's own optimiser
-        (default :func:`default_discriminator_optimizer`)."""
+        (default: the model's ``_default_discriminator_optimizer``)."""
         super().compile(optimizer=optimizer, **kwargs)
         if discriminator_optimizer is None:
-            discriminator_optimizer = default_discriminator_optimizer()
+            discriminator_optimizer = self._default_discriminator_optimizer()
         discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
         if self.dtype_policy.name == "mixed_float16" and not isinstance(
             discriminator_optimizer, keras.optimizers.LossScaleOptimizer

@@ -1,10 +1,10 @@
-"""beta-TCVAE (Chen et al. 2018) with the minibatch-weighted KL decomposition."""
+"""beta-TCVAE (Chen et al. 2018): the KL split by minibatch weighted or stratified sampling."""
 from __future__ import annotations
 
 import keras
 
 from hier_models import losses
-from hier_models.validation import check_non_negative, check_positive_int
+from hier_models.validation import check_choice, check_non_negative, check_positive_int
 from hier_models.vae import VAE
 
 __all__ = ["BetaTCVAE"]
@@ -15,12 +15,15 @@ class BetaTCVAE(VAE):
     """VAE whose KL is split into index-code MI, total correlation and dimension-wise KL.
 
     ``BetaTCVAE(input_shape, latent_dim=10, *, beta=5.0, alpha=1.0, gamma=1.0,
-    dataset_size=None, beta_anneal_steps=0, ...)`` (other arguments as :class:`VAE`).
+    dataset_size=None, estimator="mws", beta_anneal_steps=0, ...)`` (other arguments
+    as :class:`VAE`).
 
     The objective of Chen et al. is ``reconstruction + alpha MI + beta TC + gamma DWKL``,
     with the three terms estimated on the batch by
-    :func:`hier_models.losses.tc_decomposition` (minibatch weights; pass the training
-    set's size as ``dataset_size``, or leave None to treat the batch as the data set).
+    :func:`hier_models.losses.tc_decomposition`: ``estimator="mws"`` (default) is
+    minibatch weighted sampling (section 4.1, as in disentanglement_lib), ``"mss"``
+    minibatch stratified sampling (appendix C). Pass the training set's size as
+    ``dataset_size``, or leave None to treat the batch as the data set.
     Since MI + TC + DWKL is a one-sample estimate of the KL, the loss uses the
     lower-variance form with the analytic KL:
     ``reconstruction + r_t (KL + (alpha-1) MI + (beta-1) TC + (gamma-1) DWKL)``, where
@@ -39,17 +42,19 @@ class BetaTCVAE(VAE):
         alpha: float = 1.0,
         gamma: float = 1.0,
         dataset_size: int | None = None,
+        estimator: str = "mws",
         **kwargs,
     ):
         alpha = check_non_negative("alpha", alpha)
         gamma = check_non_negative("gamma", gamma)
         dataset_size = None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
+        estimator = check_choice("estimator", estimator, losses.ESTIMATORS)
         super().__init__(input_shape, latent_dim, beta=beta, **kwargs)
-        self.alpha, self.gamma, self.dataset_size = alpha, gamma, dataset_size
-        self._config.update(dict(alpha=alpha, gamma=gamma, dataset_size=dataset_size))
+        self.alpha, self.gamma, self.dataset_size, self.estimator = alpha, gamma, dataset_size, estimator
+        self._config.update(dict(alpha=alpha, gamma=gamma, dataset_size=dataset_size, estimator=estimator))
 
     def _regulariser(self, z, mean, logvar, kl, fraction):
-        parts = losses.tc_decomposition(z, mean, logvar, self.dataset_size)
+        parts = losses.tc_decomposition(z, mean, logvar, self.dataset_size, self.estimator)
         penalty = (
             kl
             + (self.alpha - 1.0) * parts["mi"]

@@ -12,6 +12,7 @@ import tensorflow as tf
 from keras import ops
 
 __all__ = [
+    "ESTIMATORS",
     "LIKELIHOODS",
     "LOGVAR_LIMIT",
     "bound_logvar",
@@ -23,11 +24,14 @@ __all__ = [
     "merge_gaussians",
     "minibatch_log_weights",
     "permute_dims",
+    "stratified_log_weights",
     "tc_decomposition",
     "total_correlation",
 ]
 
 LIKELIHOODS = ("bernoulli", "gaussian")
+#: the batch estimators of the aggregate posterior of :func:`tc_decomposition`
+ESTIMATORS = ("mws", "mss")
 _LOG_2PI = math.log(2.0 * math.pi)
 
 #: log variances of the models' Gaussians stay inside (-LOGVAR_LIMIT, LOGVAR_LIMIT)
@@ -106,12 +110,30 @@ def merge_gaussians(mean_a, logvar_a, mean_b, logvar_b):
 
 
 def minibatch_log_weights(batch_size, dataset_size=None, dtype="float32"):
-    """(M, M) log importance weights of the minibatch-weighted density estimate.
+    """(M, M) log weights of minibatch weighted sampling (MWS; Chen et al. 2018, section 4.1).
+
+    ``log q(z_i) ~= log sum_j q(z_i | x_j) - log(N M)``: every pair gets the weight
+    ``1 / (N M)``, so the weights of a row sum to 1/N rather than 1 (the estimate comes
+    from a lower bound). ``dataset_size=None`` treats the batch as the whole data set
+    (N = M).
+    """
+    m = ops.cast(batch_size, dtype)
+    n = m if dataset_size is None else ops.cast(dataset_size, dtype)
+    return ops.zeros((batch_size, batch_size), dtype) - ops.log(n * m)
+
+
+def stratified_log_weights(batch_size, dataset_size=None, dtype="float32"):
+    """(M, M) log weights of minibatch stratified sampling (MSS; Chen et al. 2018, appendix C).
 
     The aggregate posterior ``q(z) = 1/N sum_n q(z | x_n)`` at a code ``z_i`` drawn
     from row i is estimated from the batch alone: row i's own posterior stands for
     itself (weight 1/N) and the other M - 1 rows stand for the other N - 1 examples
-    (weight (N - 1) / (N (M - 1)) each); the weights of each row sum to one.
+    (weight (N - 1) / (N (M - 1)) each); the weights of each row sum to one. This is
+    the symmetric form of Chen et al.'s estimator, which gives one of the other rows
+    the remainder weight ``(N - M + 1) / (N (M - 1))`` and the rest ``1 / (M - 1)``:
+    here each other row gets the mean of those weights over which row takes the
+    remainder, which keeps the density estimate unbiased and independent of the row
+    order.
     ``dataset_size=None`` treats the batch as the whole data set (N = M, every
     weight 1/M). A batch of one gets weight 1.
     """
@@ -182,29 +204,53 @@ def _log_mixture_densities(z, mean, logvar, log_w):
     return densities(z, mean, logvar)
 
 
-def tc_decomposition(z, mean, logvar, dataset_size=None):
+def _check_estimator(estimator) -> str:
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+    return estimator
+
+
+def tc_decomposition(z, mean, logvar, dataset_size=None, estimator: str = "mws"):
     """Batch means of the KL decomposition of beta-TCVAE (Chen et al. 2018).
 
     ``z`` (M, D) are samples of the posteriors ``N(mean, exp(logvar))`` of the same
-    M rows. With ``log q(z_i)`` and ``log q(z_id)`` estimated by
-    :func:`minibatch_log_weights`, returns a dict of scalars
+    M rows, from a data set of ``dataset_size`` = N examples (None: the batch is the
+    data set). The aggregate posterior is estimated on the batch as
+    ``log q(z_i) = log sum_j w_ij prod_d q(z_id | x_j)`` and
+    ``log q(z_id) = log sum_j w_ij q(z_id | x_j)``, with the weights of ``estimator``:
+
+    - ``"mws"`` (default): minibatch weighted sampling, ``w_ij = 1 / (N M)``
+      (:func:`minibatch_log_weights`; section 4.1), the estimator of
+      disentanglement_lib and of Chen et al.'s experiments. Its weights sum to 1/N per
+      row, so the terms carry constant offsets (mi ``+ log N``, tc ``+ (D - 1) log N``,
+      dwkl ``- D log N`` against weights that sum to one), which do not change the
+      gradients; disentanglement_lib's total correlation also drops the constant
+      ``(D - 1) log(N M)``;
+    - ``"mss"``: minibatch stratified sampling (:func:`stratified_log_weights`;
+      appendix C), whose weights sum to one: a consistent estimate of the terms.
+
+    Returns a dict of scalars
 
     - ``mi``: index-code mutual information ``E[log q(z|x) - log q(z)]``,
     - ``tc``: total correlation ``E[log q(z) - sum_d log q(z_d)]``,
     - ``dwkl``: dimension-wise KL ``E[sum_d log q(z_d) - log p(z)]``,
 
-    whose sum is the sampled KL(q(z|x) || N(0, I)). The M x M x D pair densities are
-    computed by one XLA-compiled kernel with its own gradient
-    (docs/results/models_throughput.md).
+    whose sum is the sampled KL(q(z|x) || N(0, I)) for either estimator. The
+    M x M x D pair densities are computed by one XLA-compiled kernel with its own
+    gradient (docs/results/models_throughput.md); the estimators differ only in the
+    (M, M) weights it is given.
     """
+    estimator = _check_estimator(estimator)
     z = tf.convert_to_tensor(z)
-    return _kl_decomposition(z, tf.cast(mean, z.dtype), tf.cast(logvar, z.dtype), dataset_size)
+    return _kl_decomposition(z, tf.cast(mean, z.dtype), tf.cast(logvar, z.dtype), dataset_size, estimator)
 
 
 @tf.function(jit_compile=True)
-def _kl_decomposition(z, mean, logvar, dataset_size):
-    """:func:`tc_decomposition` compiled as one XLA kernel (traced once per ``dataset_size``)."""
-    log_w = minibatch_log_weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
+def _kl_decomposition(z, mean, logvar, dataset_size, estimator):
+    """:func:`tc_decomposition` compiled as one XLA kernel (traced once per
+    ``dataset_size`` and ``estimator``)."""
+    weights = minibatch_log_weights if estimator == "mws" else stratified_log_weights
+    log_w = weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
     log_qz_dims, log_qz = _log_mixture_densities(z, mean, logvar, log_w)
     constant = 0.5 * _LOG_2PI * tf.cast(tf.shape(z)[1], z.dtype)
     log_qz = log_qz - constant
@@ -218,9 +264,10 @@ def _kl_decomposition(z, mean, logvar, dataset_size):
     }
 
 
-def total_correlation(z, mean, logvar, dataset_size=None):
-    """The minibatch-weighted total-correlation estimate of :func:`tc_decomposition`."""
-    return tc_decomposition(z, mean, logvar, dataset_size)["tc"]
+def total_correlation(z, mean, logvar, dataset_size=None, estimator: str = "mws"):
+    """The total-correlation estimate of :func:`tc_decomposition` (``estimator``
+    ``"mws"`` or ``"mss"``)."""
+    return tc_decomposition(z, mean, logvar, dataset_size, estimator)["tc"]
 
 
 def permute_dims(z, seed):

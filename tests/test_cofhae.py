@@ -1,4 +1,5 @@
-"""COFHAE: hierarchical encoding, conditional permutation, targets, training, saving."""
+"""COFHAE: hierarchical encoding, assignment loss, conditional permutation, targets,
+the discriminator's optimiser, training, saving."""
 import keras
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ import tensorflow as tf
 
 import hier_datasets
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_models import FactorVAE
 from hier_models.cofhae import (
     COFHAE,
     HierarchicalEncoding,
@@ -83,6 +85,59 @@ def test_targets():
     active = gt.active(f)
     np.testing.assert_array_equal(np.isnan(t), ~active & ~gt.hierarchy.is_categorical)
     np.testing.assert_array_equal(t[active], f[active])
+
+
+def _constant_encoder(model, outputs):
+    """Make ``model``'s encoder output ``outputs`` whatever its input (zero kernel, bias = outputs)."""
+    last = model.encoder.layers[-1]
+    kernel, bias = last.get_weights()
+    last.set_weights([np.zeros_like(kernel), np.asarray(outputs, bias.dtype)])
+
+
+def test_assignment_loss_uses_the_masked_nested_probabilities():
+    """L_a on a' of Algorithm 8, by hand: shape ~ (0.5, 0.3, 0.2), jet ~ (0.25, 0.75)
+    under the ship option, so a'(jet) = 0.2 * (0.25, 0.75) = (0.05, 0.15).
+
+    - ship with a jet (shape = 2, jet = 1): (0.5^2 + 0.3^2 + 0.8^2) + (0.05^2 + 0.85^2)
+      = 0.98 + 0.725 = 1.705 (the raw jet softmax would give 0.98 + 0.125 = 1.105);
+    - moon (shape = 0, jet undefined): 0.5^2 + 0.3^2 + 0.2^2 = 0.38;
+    - the batch mean: (1.705 + 0.38) / 2 = 1.0425.
+    """
+    model = COFHAE((4,), SPACESHAPES, ablation="H+A", hidden_units=(8,), seed=0)
+    model.compile()
+    _constant_encoder(model, encoder_outputs(np.zeros(6), [0.5, 0.3, 0.2], [0.25, 0.75]).numpy()[0])
+    x = np.zeros((2, 4), np.float32)
+    targets = targets_from_assignments(SPACESHAPES, [3, 0]).astype(np.float32)
+    np.testing.assert_array_equal(targets[:, [2, 6]], [[2, 1], [0, -1]])  # shape, jet
+    result = model.evaluate(x, targets, batch_size=2, verbose=0, return_dict=True)
+    assert result["assignment"] == pytest.approx(1.0425, abs=1e-5)
+    one = model.evaluate(x[:1], targets[:1], batch_size=1, verbose=0, return_dict=True)
+    assert one["assignment"] == pytest.approx(1.705, abs=1e-5)
+
+
+def test_discriminator_follows_the_main_learning_rate_schedule():
+    schedule = keras.optimizers.schedules.PiecewiseConstantDecay([1, 2], [1e-3, 1e-4, 1e-5])  # steps > 1, > 2
+    model = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    model.compile(optimizer=keras.optimizers.Adam(schedule))
+    disc = model.discriminator_optimizer
+    assert isinstance(disc, keras.optimizers.Adam) and disc is not model.optimizer
+    assert (disc.beta_1, disc.beta_2) == (0.9, 0.999)  # Keras's defaults, as the authors' TF Adam
+    rates = []
+    for step in range(4):
+        disc.iterations.assign(step)
+        rates.append(float(disc.learning_rate))
+    np.testing.assert_allclose(rates, [1e-3, 1e-3, 1e-4, 1e-5], rtol=1e-6)
+    constant = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    constant.compile(optimizer=keras.optimizers.Adam(2e-3))
+    assert float(constant.discriminator_optimizer.learning_rate) == pytest.approx(2e-3)
+    # an explicit discriminator optimiser still wins; FactorVAE keeps its own default
+    chosen = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    chosen.compile(discriminator_optimizer=keras.optimizers.SGD(0.1))
+    assert isinstance(chosen.discriminator_optimizer, keras.optimizers.SGD)
+    factor = FactorVAE((64,), latent_dim=2, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    factor.compile(optimizer=keras.optimizers.Adam(schedule))
+    f = factor.discriminator_optimizer
+    assert (float(f.learning_rate), f.beta_1, f.beta_2) == (pytest.approx(1e-4), 0.5, 0.9)
 
 
 @pytest.fixture(scope="module")

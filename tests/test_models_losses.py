@@ -1,4 +1,4 @@
-"""Loss terms: closed forms, the minibatch-weighted TC estimator, the FactorVAE permutation."""
+"""Loss terms: closed forms, beta-TCVAE's MWS and MSS estimators, the FactorVAE permutation."""
 from __future__ import annotations
 
 import math
@@ -70,14 +70,24 @@ def test_likelihoods_closed_forms():
     assert np_(losses.bernoulli_nll(img, np.zeros_like(img))) == pytest.approx([48 * math.log(2)] * 2)
 
 
-def test_minibatch_weights_sum_to_one_per_row():
-    w = np.exp(np_(losses.minibatch_log_weights(5, dataset_size=1000)))
+def test_stratified_weights_sum_to_one_per_row():
+    w = np.exp(np_(losses.stratified_log_weights(5, dataset_size=1000)))
     np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-6)
     assert w[0, 0] == pytest.approx(1 / 1000)
     assert w[0, 1] == pytest.approx(999 / (1000 * 4))
-    uniform = np.exp(np_(losses.minibatch_log_weights(4)))
+    # the mean of Chen et al.'s weights over which other row takes the remainder:
+    # one of the 4 others gets (N - M + 1) / (N (M - 1)), the other 3 get 1 / (M - 1)
+    chen = (996 / (1000 * 4) + 3 * (1 / 4)) / 4
+    assert w[0, 1] == pytest.approx(chen)
+    uniform = np.exp(np_(losses.stratified_log_weights(4)))
     np.testing.assert_allclose(uniform, 0.25)
-    assert np.exp(np_(losses.minibatch_log_weights(1, dataset_size=10)))[0, 0] == pytest.approx(1.0)
+    assert np.exp(np_(losses.stratified_log_weights(1, dataset_size=10)))[0, 0] == pytest.approx(1.0)
+
+
+def test_minibatch_weights_are_one_over_n_m():
+    w = np.exp(np_(losses.minibatch_log_weights(5, dataset_size=1000)))
+    np.testing.assert_allclose(w, 1 / 5000, rtol=1e-6)
+    np.testing.assert_allclose(np.exp(np_(losses.minibatch_log_weights(4))), 1 / 16, rtol=1e-6)
 
 
 def _codes(cov_means, n, posterior_var, seed):
@@ -94,44 +104,109 @@ def _gaussian_tc(cov):
     return 0.5 * (np.sum(np.log(np.diag(cov))) - np.linalg.slogdet(cov)[1])
 
 
-def test_tc_is_near_zero_for_independent_gaussian_codes():
+def test_mss_tc_is_near_zero_for_independent_gaussian_codes():
     estimates = [
-        float(losses.total_correlation(*_codes(np.eye(3), 1000, 0.5, seed))) for seed in range(3)
+        float(losses.total_correlation(*_codes(np.eye(3), 1000, 0.5, seed), estimator="mss")) for seed in range(3)
     ]
     assert max(abs(e) for e in estimates) < 0.05, estimates
 
 
-def test_tc_is_clearly_positive_and_close_to_the_truth_for_correlated_codes():
+def test_mss_tc_is_clearly_positive_and_close_to_the_truth_for_correlated_codes():
     rho = 0.9
     cov = np.full((3, 3), rho) + (1 - rho) * np.eye(3)
     z, mean, logvar = _codes(cov, 1000, 0.5, seed=0)
-    estimate = float(losses.total_correlation(z, mean, logvar))
+    estimate = float(losses.total_correlation(z, mean, logvar, estimator="mss"))
     truth = _gaussian_tc(cov + 0.5 * np.eye(3))  # aggregate posterior: means + noise
     assert truth > 0.5
     assert estimate == pytest.approx(truth, abs=0.1)
+    # MWS: the same up to the constant (D - 1) log N of its weights (N = M = 1000 here)
+    mws = float(losses.total_correlation(z, mean, logvar))
+    assert mws - 2 * math.log(1000) == pytest.approx(truth, abs=0.1)
 
 
-def test_tc_decomposition_adds_up_to_the_sampled_kl():
+@pytest.mark.parametrize("estimator", losses.ESTIMATORS)
+def test_tc_decomposition_adds_up_to_the_sampled_kl(estimator):
     z, mean, logvar = _codes(np.eye(4), 256, 0.3, seed=1)
-    parts = losses.tc_decomposition(z, mean, logvar, dataset_size=10_000)
+    parts = losses.tc_decomposition(z, mean, logvar, dataset_size=10_000, estimator=estimator)
     log_q = np.sum(-0.5 * (np.log(2 * np.pi) + logvar + (z - mean) ** 2 / np.exp(logvar)), axis=1)
     log_p = np.sum(-0.5 * (np.log(2 * np.pi) + z**2), axis=1)
     total = float(parts["mi"] + parts["tc"] + parts["dwkl"])
     assert total == pytest.approx(float(np.mean(log_q - log_p)), rel=1e-4)
 
 
-def _naive_tc_terms(z, mean, logvar, dataset_size):
+def _numpy_reference(z, mean, logvar, dataset_size, estimator):
+    """Chen et al. (2018) written out in float64 loops: section 4.1 (MWS),
+    ``log q(z_i) ~= log sum_j q(z_i | x_j) - log(N M)``, and appendix C (MSS) in its
+    symmetric form, row i's own posterior weighted 1/N and each other one
+    (N - 1) / (N (M - 1)); the same weights for every dimension's marginal."""
+    z, mean, logvar = (np.asarray(a, np.float64) for a in (z, mean, logvar))
+    m, d = z.shape
+    n = m if dataset_size is None else dataset_size
+
+    def log_normal(x, mu, lv):
+        return -0.5 * (math.log(2 * math.pi) + lv + (x - mu) ** 2 / math.exp(lv))
+
+    def weight(i, j):
+        if estimator == "mws":
+            return 1.0 / (n * m)
+        return 1.0 / n if i == j else (n - 1) / (n * (m - 1))
+
+    mi = tc = dwkl = 0.0
+    for i in range(m):
+        log_q_given_x = sum(log_normal(z[i, k], mean[i, k], logvar[i, k]) for k in range(d))
+        joint = sum(
+            weight(i, j) * math.exp(sum(log_normal(z[i, k], mean[j, k], logvar[j, k]) for k in range(d)))
+            for j in range(m)
+        )
+        marginals = [
+            sum(weight(i, j) * math.exp(log_normal(z[i, k], mean[j, k], logvar[j, k])) for j in range(m))
+            for k in range(d)
+        ]
+        log_qz, log_qz_product = math.log(joint), sum(math.log(q) for q in marginals)
+        log_pz = sum(log_normal(z[i, k], 0.0, 0.0) for k in range(d))
+        mi += (log_q_given_x - log_qz) / m
+        tc += (log_qz - log_qz_product) / m
+        dwkl += (log_qz_product - log_pz) / m
+    return {"mi": mi, "tc": tc, "dwkl": dwkl}
+
+
+@pytest.mark.parametrize("estimator", losses.ESTIMATORS)
+@pytest.mark.parametrize("dataset_size", [None, 1000])
+def test_tc_decomposition_matches_the_written_out_estimators(estimator, dataset_size):
+    rng = np.random.default_rng(3)
+    mean = rng.normal(size=(6, 3))
+    logvar = rng.uniform(-1.5, 0.5, size=(6, 3))
+    z = mean + np.exp(0.5 * logvar) * rng.normal(size=(6, 3))
+    ref = _numpy_reference(z, mean, logvar, dataset_size, estimator)
+    got = losses.tc_decomposition(z.astype(np.float32), mean.astype(np.float32), logvar.astype(np.float32),
+                                  dataset_size, estimator=estimator)
+    for key in ("mi", "tc", "dwkl"):
+        assert float(got[key]) == pytest.approx(ref[key], abs=2e-4), key
+    assert float(losses.total_correlation(z, mean, logvar, dataset_size, estimator)) == pytest.approx(ref["tc"], abs=2e-4)
+
+
+def test_unknown_estimator_is_refused():
+    z, mean, logvar = _codes(np.eye(2), 8, 0.4, seed=0)
+    with pytest.raises(ValueError, match=r"estimator must be one of \['mws', 'mss'\], got 'mcs'"):
+        losses.tc_decomposition(z, mean, logvar, estimator="mcs")
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        hier_models.BetaTCVAE((8,), latent_dim=2, estimator="MWS")
+
+
+def _naive_tc_terms(z, mean, logvar, dataset_size, estimator="mws"):
     """The estimator written out with the M x M x D tensor and autograd, as a reference."""
     pairs = losses.gaussian_log_density(z[:, None, :], mean[None], logvar[None])
-    log_w = losses.minibatch_log_weights(z.shape[0], dataset_size)
+    weights = losses.minibatch_log_weights if estimator == "mws" else losses.stratified_log_weights
+    log_w = weights(z.shape[0], dataset_size)
     log_qz = tf.reduce_logsumexp(log_w + tf.reduce_sum(pairs, axis=2), axis=1)
     log_qz_product = tf.reduce_sum(tf.reduce_logsumexp(log_w[:, :, None] + pairs, axis=1), axis=1)
     log_qz_given_x = tf.reduce_sum(losses.gaussian_log_density(z, mean, logvar), axis=1)
     return {"mi": tf.reduce_mean(log_qz_given_x - log_qz), "tc": tf.reduce_mean(log_qz - log_qz_product)}
 
 
+@pytest.mark.parametrize("estimator", losses.ESTIMATORS)
 @pytest.mark.parametrize("dataset_size", [None, 50_000])
-def test_tc_kernel_values_and_gradients_match_the_written_out_estimator(dataset_size):
+def test_tc_kernel_values_and_gradients_match_the_written_out_estimator(dataset_size, estimator):
     rng = np.random.default_rng(7)
     mean = tf.constant(rng.normal(size=(64, 5)), tf.float32)
     logvar = tf.constant(rng.uniform(-6, 2, size=(64, 5)), tf.float32)
@@ -140,7 +215,7 @@ def test_tc_kernel_values_and_gradients_match_the_written_out_estimator(dataset_
     for fn in (losses.tc_decomposition, _naive_tc_terms):
         with tf.GradientTape() as tape:
             tape.watch([z, mean, logvar])
-            parts = fn(z, mean, logvar, dataset_size)
+            parts = fn(z, mean, logvar, dataset_size, estimator=estimator)
             objective = parts["mi"] + 3.0 * parts["tc"]
         grads = tape.gradient(objective, [z, mean, logvar])
         results.append(([float(parts["mi"]), float(parts["tc"])], [np_(g) for g in grads]))
@@ -155,9 +230,11 @@ def test_tc_stays_finite_for_codes_far_from_their_posteriors():
     logvar = np.full((8, 2), -losses.LOGVAR_LIMIT + 0.5, np.float32)  # very sharp posteriors
     logvar[0] = losses.LOGVAR_LIMIT - 0.5  # one very flat one
     z = np.full((8, 2), 1e3, np.float32)  # 1e3 / 3e-4 standard deviations away
-    parts = losses.tc_decomposition(z, mean, logvar)
-    assert all(np.isfinite(float(v)) for v in parts.values())
-    assert float(parts["tc"]) == pytest.approx(float(_naive_tc_terms(z, mean, logvar, None)["tc"]), abs=1e-3)
+    for estimator in losses.ESTIMATORS:
+        parts = losses.tc_decomposition(z, mean, logvar, estimator=estimator)
+        assert all(np.isfinite(float(v)) for v in parts.values())
+        naive = _naive_tc_terms(z, mean, logvar, None, estimator)["tc"]
+        assert float(parts["tc"]) == pytest.approx(float(naive), abs=1e-3)
 
 
 def test_permute_dims_keeps_every_marginal_and_breaks_dependence():

@@ -76,7 +76,9 @@ def default_min_common_edge_frac(d: int) -> float:
 
 #: Defaults of every MIMOSA hyperparameter (the paper's Chopsticks settings).
 #: ``min_size_init`` / ``min_size_merged`` below 1 are fractions of the number of
-#: points, at least 1 absolute counts: 0.02 is the paper's 2,000 at 100,000 points.
+#: points (rounded up, at least 1), at least 1 absolute counts (an int such as 20).
+#: The paper gives both as fractions of the data (appendix A.3): 0.0002 (0.02%, about
+#: 20 of its 100,000 points) and 0.02 (about 2,000).
 DEFAULTS = dict(
     num_nearest_neighbors=40,
     ransac_frac=2 / 3,
@@ -84,7 +86,7 @@ DEFAULTS = dict(
     eig_decay_thresh=4.0,
     cos_simil_thresh=0.99,
     contagion_num=5,
-    min_size_init=20,
+    min_size_init=0.0002,
     min_size_merged=0.02,
     min_common_edge_frac=default_min_common_edge_frac,
     neighbor_lengthscale_mult=10.0,
@@ -166,11 +168,16 @@ def _check_codes(codes) -> np.ndarray:
 
 
 def _size(value, n: int, name: str) -> int:
+    """A size hyperparameter as a point count: ``ceil(value * n)`` (at least 1) for a
+    fraction below 1, ``ceil(value)`` for a count."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number (a fraction below 1 or a count), got {value!r}")
     if not value > 0 or not math.isfinite(value):
         raise ValueError(f"{name} must be positive, got {value!r}")
-    return max(1, math.ceil(value * n)) if value < 1 else int(math.ceil(value))
+    if value >= 1:
+        return int(math.ceil(value))
+    # rounded first so that e.g. 0.0002 * 100_000 = 20.000000000000004 counts as 20
+    return max(1, math.ceil(round(float(value) * n, 6)))
 
 
 def _resolve(n: int, D: int, hp: dict) -> dict:
@@ -240,8 +247,10 @@ def fit_mimosa(
         Spaceshapes).
       contagion_num: similar members needed before a point joins a component (5; 3 for
         Spaceshapes).
-      min_size_init: drop contagion components smaller than this (20 points).
-      min_size_merged: drop merged components smaller than this (0.02 of the points).
+      min_size_init: drop contagion components smaller than this (0.0002 of the
+        points: 20 of 100,000, 4 of 20,000); a value of at least 1 is a count.
+      min_size_merged: drop merged components smaller than this (0.02 of the points);
+        a value of at least 1 is a count.
       min_common_edge_frac: function d -> fraction of matching edge points needed to
         merge two d-dimensional components.
       neighbor_lengthscale_mult: enclosure ratio threshold (10).
