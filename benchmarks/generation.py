@@ -62,7 +62,7 @@ def spaceshapes_per_sample(n: int, rng: np.random.Generator) -> np.ndarray:
     for i in range(n):
         path = rng.choice(len(probs), p=probs)
         row = np.where(gt.hierarchy.path_active[path], rng.random(gt.num_factors), 0.0)
-        row = np.where(gt.hierarchy.is_categorical, np.maximum(gt.hierarchy.path_choices[path], 0), row)
+        row = np.where(gt.hierarchy.is_categorical, gt.hierarchy.path_choices[path] + 1, row)
         images[i] = render(row[None])[0]
     return images
 

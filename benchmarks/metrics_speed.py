@@ -271,8 +271,10 @@ def main() -> None:
 
     gt = hier_datasets.ground_truth("spaceshapes")
     f = gt.sample_factors(n, rng).astype(np.float64)
-    ours, ours_s = timed(hm.r4c, f, f + 0.01 * rng.normal(size=f.shape) * ~gt.hierarchy.is_categorical,
-                         factor_active=gt.hierarchy.activity_mask(f), code_hierarchy=gt.hierarchy,
+    # codes in the hierarchy's layout hold 0-based option indices, factors option + 1
+    codes = np.where(gt.hierarchy.is_categorical, np.maximum(f - 1, 0), f + 0.01 * rng.normal(size=f.shape))
+    ours, ours_s = timed(hm.r4c, f, codes,
+                         factor_active=gt.active(f), code_hierarchy=gt.hierarchy,
                          categorical=gt.hierarchy)
     record("r4c (spaceshapes, 8 factors, true hierarchy)", ours_s, value=round(ours["score"], 4))
 

@@ -92,18 +92,117 @@ class GroundTruth(abc.ABC):
             counts[extra] += 1
         return rng.permutation(np.repeat(np.arange(len(probs)), counts))
 
-    def sample_factors(self, n: int, rng) -> np.ndarray:
+    def sample_factors(self, n: int, rng, fixed=None) -> np.ndarray:
         """(n, num_factors) float32 factors in the hierarchy's flat layout.
 
-        Categorical entries hold option indices, inactive entries hold 0.
+        A categorical holds its option index plus one where it is active and 0 where
+        it is inactive; every inactive factor holds 0.
+
+        Args:
+          n: number of rows.
+          rng: a numpy Generator or an integer seed.
+          fixed: optional intervention, a dict mapping factor names (or column
+            indices) to a value or to an (n,) array of per-row values. Those factors
+            take the values and everything that depends on them is drawn from its
+            conditional distribution: the path is drawn among the paths on which every
+            fixed factor is active with its value (a fixed categorical chooses the
+            branch below it; a fixed continuous factor must be active), and factors
+            that depend on a fixed factor (e.g. Boxhead's hues) are drawn given it.
+
+        Raises:
+          ValueError: an unknown factor, a value out of its range, or a combination
+            of values that no path of the hierarchy allows.
         """
         rng = as_rng(rng)
+        n = _check_count(n)
         h = self.hierarchy
-        paths = self.sample_paths(n, rng)
-        values = self._continuous_values(len(paths), rng)
+        fixed = self._check_fixed(fixed, n)
+        if fixed:
+            paths = self._sample_paths_given(fixed, n, rng)
+        else:
+            paths = self.sample_paths(n, rng)
+        values = self._continuous_values_given(len(paths), rng, fixed)
         cont = h.path_active[paths] & ~h.is_categorical
-        factors = np.where(cont, values, np.maximum(h.path_choices[paths], 0))
+        factors = np.where(cont, values, h.path_choices[paths] + 1)
         return factors.astype(np.float32)
+
+    def _continuous_values_given(self, n: int, rng: np.random.Generator, fixed: dict) -> np.ndarray:
+        """Candidate values with the ``fixed`` continuous columns set.
+
+        Factors here are independent given the path, so nothing else changes;
+        processes whose factors depend on each other override this.
+        """
+        values = self._continuous_values(n, rng)
+        for d, v in fixed.items():
+            if not self.hierarchy.is_categorical[d]:
+                values[:, d] = v
+        return values
+
+    def _sample_paths_given(self, fixed: dict, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Paths drawn i.i.d. from the path distribution restricted, row by row, to the
+        paths that agree with the fixed values."""
+        h = self.hierarchy
+        allowed = np.ones((n, h.num_paths), dtype=bool)
+        for d, v in fixed.items():
+            if h.is_categorical[d]:
+                allowed &= (h.path_choices[:, d] + 1)[None, :] == v[:, None]
+            else:
+                allowed &= h.path_active[None, :, d]
+        weights = allowed * self.path_probabilities[None, :]
+        total = weights.sum(axis=1)
+        if np.any(total <= 0):
+            row = int(np.flatnonzero(total <= 0)[0])
+            given = {self.factor_names[d]: float(v[row]) for d, v in fixed.items()}
+            raise ValueError(f"fixed: no path of {self.name!r} has {given} (row {row}) all active")
+        cumulative = np.cumsum(weights, axis=1)
+        u = rng.random(n) * total
+        last = h.num_paths - 1 - np.argmax(allowed[:, ::-1], axis=1)
+        return np.minimum((u[:, None] >= cumulative).sum(axis=1), last)
+
+    def _check_fixed(self, fixed, n: int) -> dict[int, np.ndarray]:
+        """``fixed`` as {column: (n,) float64 values}, validated."""
+        if fixed is None:
+            return {}
+        if not isinstance(fixed, dict):
+            raise TypeError(f"fixed must be a dict of factor name (or index) -> value(s), got {type(fixed).__name__}")
+        h = self.hierarchy
+        out = {}
+        for key, value in fixed.items():
+            if isinstance(key, str):
+                if key not in self.factor_names:
+                    raise ValueError(f"fixed: unknown factor {key!r}; factors are {list(self.factor_names)}")
+                d = self.factor_names.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < self.num_factors:
+                d = int(key)
+            else:
+                raise ValueError(f"fixed: a key must be a factor name or an index in [0, {self.num_factors}), got {key!r}")
+            v = np.asarray(value, dtype=np.float64)
+            if v.ndim == 0:
+                v = np.full(n, float(v))
+            if v.shape != (n,):
+                raise ValueError(f"fixed[{key!r}] must be a scalar or have shape ({n},), got shape {v.shape}")
+            name = self.factor_names[d]
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"fixed[{name!r}] contains NaN or infinite values")
+            if h.is_categorical[d]:
+                ok = (v == np.round(v)) & (v >= 1) & (v <= h.num_options[d])
+                if not ok.all():
+                    raise ValueError(
+                        f"fixed[{name!r}]: a categorical takes its option index + 1, "
+                        f"1..{h.num_options[d]}; got {v[~ok][0]:g}"
+                    )
+            else:
+                mag = np.abs(v) if self.signed else v
+                tol = 1e-6 * max(1.0, abs(self.high[d]))
+                ok = (mag >= self.low[d] - tol) & (mag <= self.high[d] + tol)
+                if not ok.all():
+                    what = "|value|" if self.signed else "value"
+                    raise ValueError(
+                        f"fixed[{name!r}] is {v[~ok][0]:g}, out of range; allowed {what} in "
+                        f"[{self.low[d]:g}, {self.high[d]:g}]"
+                    )
+            out[d] = v
+        return out
 
     def observations_from_factors(self, factors, rng=0) -> np.ndarray:
         """Observations for the given factors; ``rng`` drives observation noise only."""
@@ -118,11 +217,11 @@ class GroundTruth(abc.ABC):
     # ------------------------------------------------------------------ labels
     def active(self, factors) -> np.ndarray:
         """(n, num_factors) bool: which factors are active in each row."""
-        return self.hierarchy.activity_mask(factors)
+        return self.hierarchy.activity_mask(factors, one_based=True)
 
     def paths(self, factors) -> np.ndarray:
         """(n,) int64: the path index of each row."""
-        return self.hierarchy.path_index(factors)
+        return self.hierarchy.path_index(factors, one_based=True)
 
     def validate_factors(self, factors) -> np.ndarray:
         """Check width, finiteness, categorical values, inactive zeros and ranges.
@@ -138,7 +237,7 @@ class GroundTruth(abc.ABC):
             )
         if not np.all(np.isfinite(arr)):
             raise ValueError("factors contain NaN or infinite values")
-        active = self.hierarchy.activity_mask(arr)
+        active = self.hierarchy.activity_mask(arr, one_based=True)
         stray = ~active & (arr != 0)
         if stray.any():
             row, col = np.argwhere(stray)[0]
@@ -165,6 +264,7 @@ class GroundTruth(abc.ABC):
             "factor_names": list(self.factor_names),
             "hierarchy": self.hierarchy.to_json(),
             "path_names": list(self.hierarchy.path_names),
+            "categorical_values": "a categorical factor holds its option index + 1 where active, 0 where inactive",
         }
         if self.observation_max is not None:
             meta["observation_max"] = self.observation_max

@@ -4,14 +4,21 @@ defaults.
 
 Both need batches of observations that share the value of one factor. On a
 hierarchical dataset a factor only has a value where it is active, so a batch that
-fixes factor k is drawn from the rows where k is active (its ancestors' categorical
-choices hold), and fixing a categorical factor keeps only rows with the same option.
+fixes factor k is drawn from the *population* of k, the rows where k is active (its
+ancestors' categorical choices hold), and everything that depends on k is drawn given
+its fixed value: ``ground_truth.sample_factors(n, rng, fixed={k: values})``. On flat
+data the population is the whole distribution and both scores reduce to
+disentanglement_lib's.
 
 ``ground_truth`` is what ``hier_datasets.ground_truth(name)`` returns, or any object
-with ``sample_factors(n, rng)`` and ``observations_from_factors(factors, rng)`` (and
-optionally ``hierarchy``; without one every factor is a free continuous variable).
+with ``sample_factors(n, rng)`` and ``observations_from_factors(factors, rng)`` and
+optionally a ``hierarchy``. Without a ``fixed`` argument to ``sample_factors`` the
+factors must be independent (disentanglement_lib's assumption): rows are drawn and the
+fixed column is overwritten.
 """
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -21,11 +28,10 @@ __all__ = ["factor_vae_score", "beta_vae_score"]
 
 #: observations passed to the representation function per call
 ENCODE_CHUNK = 8192
-_MAX_ROUNDS = 200
 
 
 class _Sampler:
-    """Draws factor rows on which a given factor is active, optionally with given values."""
+    """Draws factor rows from the population of a factor, optionally with its value fixed."""
 
     def __init__(self, ground_truth, rng: np.random.Generator):
         for attr in ("sample_factors", "observations_from_factors"):
@@ -35,54 +41,39 @@ class _Sampler:
                     f"{type(ground_truth).__name__} has no {attr}"
                 )
         self.gt, self.rng = ground_truth, rng
+        try:
+            self.intervenes = "fixed" in inspect.signature(ground_truth.sample_factors).parameters
+        except (TypeError, ValueError):
+            self.intervenes = False
         probe = np.asarray(ground_truth.sample_factors(2, rng), dtype=np.float64)
         if probe.ndim != 2:
             raise ValueError(f"ground_truth.sample_factors must return a 2-D array, got shape {probe.shape}")
         self.num_factors = probe.shape[1]
         h = getattr(ground_truth, "hierarchy", None)
+        #: for each factor, the categorical choices (column -> option index + 1) of its population
+        self.population = [{} for _ in range(self.num_factors)]
         if h is not None:
             if h.num_dims != self.num_factors:
                 raise ValueError(f"ground_truth.hierarchy has {h.num_dims} dimensions but factors have {self.num_factors}")
-            self.conditions = [list(c) for c in h.conditions]
-            self.categorical = np.asarray(h.is_categorical, dtype=bool)
-        else:
-            self.conditions = [[] for _ in range(self.num_factors)]
-            self.categorical = np.zeros(self.num_factors, dtype=bool)
+            self.population = [{c: float(option + 1) for c, option in conds} for conds in h.conditions]
+        if not self.intervenes and any(self.population):
+            raise ValueError(
+                f"ground_truth: {type(ground_truth).__name__}.sample_factors has no 'fixed' argument, which a "
+                f"hierarchical process needs to draw factors given others (see hier_datasets.GroundTruth)"
+            )
 
-    def draw(self, k: int, m: int, values: np.ndarray | None = None) -> np.ndarray:
-        """``m`` factor rows with factor ``k`` active (and equal to ``values`` if given)."""
-        out = np.empty((m, self.num_factors))
-        todo = np.arange(m)
-        rate = 1.0
-        for _ in range(_MAX_ROUNDS):
-            if todo.size == 0:
-                break
-            size = int(min(200_000, max(64, 1.5 * todo.size / max(rate, 1e-3))))
-            cand = np.asarray(self.gt.sample_factors(size, self.rng), dtype=np.float64)
-            ok = np.ones(size, dtype=bool)
-            for c, option in self.conditions[k]:
-                ok &= cand[:, c] == option
-            cand = cand[ok]
-            rate = max(ok.mean(), 1e-3)
-            if values is not None and self.categorical[k]:
-                left = []
-                for value in np.unique(values[todo]):
-                    slots = todo[values[todo] == value]
-                    pool = cand[cand[:, k] == value]
-                    take = min(len(pool), slots.size)
-                    out[slots[:take]] = pool[:take]
-                    left.append(slots[take:])
-                    rate = min(rate, max(len(pool) / size, 1e-3))
-                todo = np.concatenate(left)
-            else:
-                take = min(len(cand), todo.size)
-                out[todo[:take]] = cand[:take]
-                todo = todo[take:]
-        if todo.size:
-            raise ValueError(f"ground_truth: could not draw rows with factor {k} active and the required values")
-        if values is not None and not self.categorical[k]:
-            out[:, k] = values
-        return out
+    def draw(self, k: int | None, m: int, values: np.ndarray | None = None) -> np.ndarray:
+        """``m`` rows from the population of factor ``k`` (every row if ``k`` is None),
+        with factor ``k`` equal to ``values`` if given."""
+        fixed = {} if k is None else dict(self.population[k])
+        if values is not None:
+            fixed[k] = values
+        if self.intervenes:
+            return np.asarray(self.gt.sample_factors(m, self.rng, fixed=fixed or None), dtype=np.float64)
+        rows = np.asarray(self.gt.sample_factors(m, self.rng), dtype=np.float64)
+        if values is not None:
+            rows[:, k] = values
+        return rows
 
 
 def _encode(ground_truth, representation_function, factors: np.ndarray, rng, width: int | None = None) -> np.ndarray:
@@ -103,6 +94,21 @@ def _encode(ground_truth, representation_function, factors: np.ndarray, rng, wid
         width = rep.shape[1]
         chunks.append(rep)
     return np.concatenate(chunks)
+
+
+class _ValueShare:
+    """Share of a population sample in which a code takes a given value."""
+
+    def __init__(self, codes: np.ndarray):
+        self.counts = []
+        for column in codes.T:
+            values, counts = np.unique(column, return_counts=True)
+            repeated = counts > 1
+            self.counts.append(dict(zip(values[repeated].tolist(), counts[repeated].tolist())))
+        self.size = len(codes)
+
+    def __call__(self, dims: np.ndarray, values: np.ndarray) -> np.ndarray:
+        return np.array([self.counts[d].get(v, 1) for d, v in zip(dims.tolist(), values.tolist())]) / self.size
 
 
 def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) -> np.ndarray:
@@ -136,24 +142,45 @@ def factor_vae_score(
     num_variance_estimate: int = 10000,
     prune_threshold: float = 0.05,
 ) -> dict:
-    """FactorVAE score (Kim & Mnih 2018), disentanglement_lib's procedure.
+    """FactorVAE score (Kim & Mnih 2018), disentanglement_lib's procedure made hierarchy-aware.
 
-    1. Global variance of each code over ``num_variance_estimate`` random samples;
-       codes with standard deviation below ``prune_threshold`` are inactive.
-    2. Each vote: pick a factor k uniformly, draw a batch of ``batch_size`` samples
-       that share the value of k, and vote for the active code with the smallest
-       variance relative to its global variance: ``argmin_d Var_batch(z_d) / Var(z_d)``.
+    1. Variance of each code over ``num_variance_estimate`` samples of each factor's
+       *population* (the rows where it is active; the whole distribution for a factor
+       at the root); codes with standard deviation below ``prune_threshold`` there
+       are left out of that population's votes.
+    2. Each vote: pick a factor k uniformly, draw a batch of ``batch_size`` samples of
+       its population that share the value of k, and vote for the code with the
+       smallest variance relative to its population variance:
+       ``argmin_d Var_batch(z_d) / Var_pop(k)(z_d)`` over the codes kept for k.
     3. A majority-vote classifier maps each code to the factor it was voted for most
        on ``num_train`` votes; accuracy of that classifier on the training votes and on
        ``num_eval`` fresh votes.
 
-    On hierarchical data, fixing a factor fixes its branch, so codes of the other
-    branches are constant in the batch too; ties go to the first code, as with
-    disentanglement_lib's ``argmin``.
+    On flat data every population is the whole distribution and this is
+    disentanglement_lib's score exactly. On hierarchical data disentanglement_lib's
+    global variances make the score meaningless: fixing a factor fixes its branch,
+    so the codes of every other branch are constant in the batch, and the vote goes
+    to one of them even for the true factors used as the code. Judging each code
+    within the population the batch comes from removes those codes (they are
+    constant there). Fixing a categorical still leaves a tie: the categorical's
+    code and the codes of the branches it switched off are all constant. Ties go to
+    the code whose value in the batch is rarest in the population (a switched-off
+    code sits at its inactive value, shared by every other branch; the
+    categorical's code at one option), then to the first code. Ties do not arise
+    with continuous codes, so flat data is unaffected. A vote for a factor whose
+    population has no code left counts as wrong.
+
+    Args:
+      ground_truth: the generative process (``hier_datasets.ground_truth(name)``).
+      representation_function: ``observations -> (m, D) codes``.
+      random_state: seed or numpy Generator for every draw.
+      batch_size, num_train, num_eval, num_variance_estimate, prune_threshold:
+        disentanglement_lib's defaults (64, 10,000, 5,000, 10,000, 0.05).
 
     Returns:
-      ``{"train_accuracy", "eval_accuracy", "num_active_dims"}``; ``num_active_dims``
-      counts the codes that survived pruning. With no active code both accuracies are 0.
+      ``{"score", "train_accuracy", "eval_accuracy", "num_active_dims"}``; ``score`` is
+      the eval accuracy, ``num_active_dims`` counts the codes kept in at least one
+      population. With no code kept both accuracies are 0.
     """
     _check_common(representation_function, batch_size, num_train, num_eval)
     check_positive_int(num_variance_estimate, "num_variance_estimate", minimum=2)
@@ -161,30 +188,53 @@ def factor_vae_score(
         raise ValueError(f"prune_threshold must be a finite number >= 0, got {prune_threshold!r}")
     rng = check_random_state(random_state)
     sampler = _Sampler(ground_truth, rng)
-    reps = _encode(ground_truth, representation_function, sampler.gt.sample_factors(num_variance_estimate, rng), rng)
-    global_var = np.var(reps, axis=0, ddof=1)
-    active = np.sqrt(global_var) >= prune_threshold
+    # one sample per distinct population, in order of first use
+    keys = [tuple(sorted(p.items())) for p in sampler.population]
+    pop_codes, width = {}, None
+    for k, key in enumerate(keys):
+        if key not in pop_codes:
+            z = _encode(ground_truth, representation_function, sampler.draw(k if key else None, num_variance_estimate), rng, width)
+            width = z.shape[1]
+            pop_codes[key] = z
+    pop_var = {key: np.var(z, axis=0, ddof=1) for key, z in pop_codes.items()}
+    kept = {key: np.sqrt(v) >= prune_threshold for key, v in pop_var.items()}
+    active = np.logical_or.reduce(list(kept.values()))
     if not active.any():
-        return {"train_accuracy": 0.0, "eval_accuracy": 0.0, "num_active_dims": 0}
+        return {"score": 0.0, "train_accuracy": 0.0, "eval_accuracy": 0.0, "num_active_dims": 0}
+    scale = np.stack([np.where(kept[key], pop_var[key], 1.0) for key in keys])
+    usable = np.stack([kept[key] for key in keys])
+    share = {key: _ValueShare(z) for key, z in pop_codes.items()}
 
     def votes(num: int) -> np.ndarray:
-        table = np.zeros((sampler.num_factors, int(active.sum())), dtype=np.int64)
+        """(num_factors, num_codes + 1) vote counts; the last column holds lost votes."""
+        table = np.zeros((sampler.num_factors, width + 1), dtype=np.int64)
         per_chunk = max(1, ENCODE_CHUNK // batch_size)
         for start in range(0, num, per_chunk):
             ks = rng.integers(sampler.num_factors, size=min(per_chunk, num - start))
             rows = _fixed_factor_batches(sampler, ks, batch_size)
-            z = _encode(ground_truth, representation_function, rows, rng, reps.shape[1])
-            local = np.var(z.reshape(len(ks), batch_size, -1), axis=1, ddof=1)
-            best = np.argmin(local[:, active] / global_var[active], axis=1)
+            z = _encode(ground_truth, representation_function, rows, rng, width)
+            batches = z.reshape(len(ks), batch_size, -1)
+            # a code constant in the batch has variance exactly 0 (np.var can leave ~1e-33)
+            constant = np.ptp(batches, axis=1) == 0
+            local = np.where(constant, 0.0, np.var(batches, axis=1, ddof=1))
+            # +inf where a code is left out of the factor's population
+            ratio = np.where(usable[ks], local / scale[ks], np.inf)
+            best = np.where(usable[ks].any(axis=1), np.argmin(ratio, axis=1), width)
+            for b in np.flatnonzero(np.sum(constant & usable[ks], axis=1) > 1):
+                tied = np.flatnonzero(constant[b] & usable[ks[b]])
+                best[b] = tied[np.argmin(share[keys[ks[b]]](tied, batches[b, 0, tied]))]
             np.add.at(table, (ks, best), 1)
         return table
 
     train_votes, eval_votes = votes(num_train), votes(num_eval)
-    classifier = np.argmax(train_votes, axis=0)
-    columns = np.arange(train_votes.shape[1])
+    columns = np.flatnonzero(active)
+    classifier = np.argmax(train_votes[:, columns], axis=0)
+    train = train_votes[classifier, columns].sum() / num_train
+    evaluation = eval_votes[classifier, columns].sum() / num_eval
     return {
-        "train_accuracy": float(train_votes[classifier, columns].sum() / train_votes.sum()),
-        "eval_accuracy": float(eval_votes[classifier, columns].sum() / eval_votes.sum()),
+        "score": float(evaluation),
+        "train_accuracy": float(train),
+        "eval_accuracy": float(evaluation),
         "num_active_dims": int(active.sum()),
     }
 
@@ -206,8 +256,13 @@ def beta_vae_score(
     regression is fitted on ``num_train`` points and scored on them and on
     ``num_eval`` fresh points.
 
+    On hierarchical data the pairs come from the population of k (the rows where
+    it is active) and share its value, with everything below k drawn given it
+    (``sample_factors(..., fixed=...)``); codes of other branches then differ by 0,
+    a pattern that tells the factors apart as well, so no further change is needed.
+
     Returns:
-      ``{"train_accuracy", "eval_accuracy"}``.
+      ``{"score", "train_accuracy", "eval_accuracy"}``; ``score`` is the eval accuracy.
     """
     _check_common(representation_function, batch_size, num_train, num_eval)
     rng = check_random_state(random_state)
@@ -239,12 +294,11 @@ def beta_vae_score(
     x_eval, y_eval = points(num_eval)
     if np.unique(y_train).size < 2:
         only = y_train[0]
-        return {"train_accuracy": 1.0, "eval_accuracy": float(np.mean(y_eval == only))}
+        evaluation = float(np.mean(y_eval == only))
+        return {"score": evaluation, "train_accuracy": 1.0, "eval_accuracy": evaluation}
     from sklearn.linear_model import LogisticRegression
 
     model = LogisticRegression(max_iter=1000, random_state=int(rng.integers(2**31 - 1)))
     model.fit(x_train, y_train)
-    return {
-        "train_accuracy": float(model.score(x_train, y_train)),
-        "eval_accuracy": float(model.score(x_eval, y_eval)),
-    }
+    evaluation = float(model.score(x_eval, y_eval))
+    return {"score": evaluation, "train_accuracy": float(model.score(x_train, y_train)), "eval_accuracy": evaluation}

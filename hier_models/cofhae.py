@@ -191,10 +191,11 @@ def targets_from_factors(hierarchy: Hierarchy, factors, active=None) -> np.ndarr
     supervised ablations (H+A, H+A+Z).
     """
     f = np.asarray(factors, dtype=float)
-    active = hierarchy.activity_mask(f) if active is None else np.asarray(active, bool)
+    active = hierarchy.activity_mask(f, one_based=True) if active is None else np.asarray(active, bool)
     out = np.where(active, f, np.nan)
     cats = hierarchy.is_categorical
-    out[:, cats] = np.where(active[:, cats], f[:, cats], -1)
+    # factors hold option index + 1 where a categorical is active; targets the index
+    out[:, cats] = np.where(active[:, cats], f[:, cats] - 1, -1)
     return out
 
 

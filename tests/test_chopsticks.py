@@ -75,10 +75,10 @@ def test_either_splits_slope_and_intercept_equally():
     gt = Chopsticks(3, "either")
     factors = gt.sample_factors(40_000, 5)
     kind0 = factors[:, gt.hierarchy.index("kind0")]
-    assert abs(kind0.mean() - 0.5) < 0.01
+    assert abs(kind0.mean() - 1.5) < 0.01  # option index + 1: intercept 1, slope 2
     chop1 = factors[:, [gt.hierarchy.index("chop1@i"), gt.hierarchy.index("chop1@s")]].sum(axis=1)
-    # stop with probability 1/3; else intercept or slope with 1/3 each
-    np.testing.assert_allclose(np.bincount(chop1.astype(int)) / len(chop1), [1 / 3] * 3, atol=0.01)
+    # exactly one of the two is active; stop with probability 1/3, else intercept or slope with 1/3 each
+    np.testing.assert_allclose(np.bincount(chop1.astype(int), minlength=4)[1:] / len(chop1), [1 / 3] * 3, atol=0.01)
 
 
 def test_offset_ranges_signs_and_min_offset():
@@ -150,15 +150,18 @@ def test_bad_factors_are_rejected_with_a_clear_message():
     with pytest.raises(ValueError, match=r"shape \(n, 3\) with columns \['slope0', 'chop1', 'slope1'\]"):
         gt.observations_from_factors(np.zeros((4, 2)))
     with pytest.raises(ValueError, match=r"'slope0' is 0.5, out of range; allowed \|value\| in \[0, 0.01\]"):
-        gt.observations_from_factors([[0.5, 0, 0]])
+        gt.observations_from_factors([[0.5, 1, 0]])
     with pytest.raises(ValueError, match="'slope1' is inactive on this path and must be 0"):
-        gt.observations_from_factors([[0.005, 0, 0.005]])
-    with pytest.raises(ValueError, match="categorical 'chop1' is 2, allowed option indices are 0..1"):
-        gt.observations_from_factors([[0.005, 2, 0.0]])
+        gt.observations_from_factors([[0.005, 1, 0.005]])
+    # categoricals hold option index + 1 (0 means inactive)
+    with pytest.raises(ValueError, match=r"categorical 'chop1' is 3, allowed option indices \+ 1 are 1..2"):
+        gt.observations_from_factors([[0.005, 3, 0.0]])
+    with pytest.raises(ValueError, match=r"categorical 'chop1' is 0, allowed option indices \+ 1 are 1..2"):
+        gt.observations_from_factors([[0.005, 0, 0.0]])
     with pytest.raises(ValueError, match="NaN or infinite"):
-        gt.observations_from_factors([[np.nan, 0, 0]])
+        gt.observations_from_factors([[np.nan, 1, 0]])
     with pytest.raises(ValueError, match=r"allowed \|value\| in \[0.005, 0.01\]"):
-        Chopsticks(2, "slope", min_offset=0.5).observations_from_factors([[0.001, 0, 0]])
+        Chopsticks(2, "slope", min_offset=0.5).observations_from_factors([[0.001, 1, 0]])
     with pytest.raises(ValueError, match="n must be a non-negative integer"):
         gt.sample_factors(-1, 0)
     with pytest.raises(ValueError, match="rng must be a numpy Generator or an integer seed"):

@@ -26,16 +26,17 @@ def decode(series):
     rest = s[:, 32:] - (icpt0[:, None] + slope0[:, None] * t[32:])
     icpt1, slope1 = rest[:, 0], rest[:, 1] - rest[:, 0]
     eps = 1e-7
-    kind0 = np.abs(slope0) > eps  # 0 = intercept, 1 = slope
-    chop1 = np.where(np.abs(icpt1) > eps, 1, np.where(np.abs(slope1) > eps, 2, 0))  # stop / intercept / slope
+    kind0 = np.abs(slope0) > eps  # False = intercept, True = slope
+    # option index + 1: stop 1, intercept 2, slope 3
+    chop1 = np.where(np.abs(icpt1) > eps, 2, np.where(np.abs(slope1) > eps, 3, 1))
     out = np.zeros((len(s), H.num_dims))
     i = {name: H.index(name) for name in H.names}
-    out[:, i["kind0"]] = kind0
+    out[:, i["kind0"]] = kind0 + 1
     for branch, on in (("i", ~kind0), ("s", kind0)):
         out[on, i[f"chop1@{branch}"]] = chop1[on]
         out[on, i["intercept0@i" if branch == "i" else "slope0@s"]] = (icpt0 if branch == "i" else slope0)[on]
-        out[on & (chop1 == 1), i[f"intercept1@{branch}i"]] = icpt1[on & (chop1 == 1)]
-        out[on & (chop1 == 2), i[f"slope1@{branch}s"]] = slope1[on & (chop1 == 2)]
+        out[on & (chop1 == 2), i[f"intercept1@{branch}i"]] = icpt1[on & (chop1 == 2)]
+        out[on & (chop1 == 3), i[f"slope1@{branch}s"]] = slope1[on & (chop1 == 3)]
     cont = ~H.is_categorical
     out[:, cont] /= CHOPSTICKS.high[cont]
     return out
@@ -96,7 +97,8 @@ def test_evaluate_on_a_registered_dataset():
     assert res["dataset"] == "chopsticks/depth2_either" and res["num_samples"] == 600
     expected = {"r4", "r4_per_factor", "dci_disentanglement", "dci_completeness", "dci_informativeness_train",
                 "dci_informativeness_test", "mig", "sap", "factor_vae_train_accuracy", "factor_vae_eval_accuracy",
-                "factor_vae_num_active_dims", "beta_vae_train_accuracy", "beta_vae_eval_accuracy"}
+                "factor_vae_num_active_dims", "factor_vae_score", "beta_vae_train_accuracy",
+                "beta_vae_eval_accuracy", "beta_vae_score"}
     assert set(res) == expected | {"dataset", "num_samples"}
     assert res["r4"] >= 0.95
     assert res["factor_vae_num_active_dims"] == H.num_dims
@@ -106,7 +108,10 @@ def test_evaluate_on_a_registered_dataset():
 
 
 def test_evaluate_r4c_with_a_code_hierarchy():
-    res = hm.evaluate(decode, CHOPSTICKS, metrics=["r4", "r4c"], num_samples=1500, code_hierarchy=H)
+    def as_codes(series):
+        return H.codes_from_factors(decode(series))
+
+    res = hm.evaluate(as_codes, CHOPSTICKS, metrics=["r4", "r4c"], num_samples=1500, code_hierarchy=H)
     assert set(res) == {"dataset", "num_samples", "r4", "r4_per_factor", "r4c", "r4c_per_factor"}
     assert res["r4c"] >= 0.97
     # a code hierarchy that lost the level-1 branches (every code there is 0, inactive)
@@ -114,7 +119,7 @@ def test_evaluate_r4c_with_a_code_hierarchy():
         {"label": "intercept", "group": {"continuous": ["c"]}}, {"label": "slope", "group": {"continuous": ["s"]}}]}})
 
     def level0_only(series):
-        f = decode(series)
+        f = as_codes(series)
         return f[:, [H.index("kind0"), H.index("intercept0@i"), H.index("slope0@s")]]
 
     lost = hm.evaluate(level0_only, CHOPSTICKS, metrics=["r4c"], num_samples=1500, code_hierarchy=merged)

@@ -10,10 +10,16 @@ IDX = {name: i for i, name in enumerate(GT.factor_names)}
 
 
 def one(shape, **values) -> np.ndarray:
-    """A factor row for ``shape`` (0 moon, 1 star, 2 ship) with x = y = 0.5 by default."""
+    """A factor row for ``shape`` (0 moon, 1 star, 2 ship) with x = y = 0.5 by default.
+
+    ``shape`` and ``jet`` are given as option indices (jet: 0 none, 1 jet); the row
+    holds them plus one, as the datasets do. A ship without ``jet`` has none.
+    """
     row = np.zeros(len(IDX))
     row[IDX["x"]] = row[IDX["y"]] = 0.5
-    row[IDX["shape"]] = shape
+    row[IDX["shape"]] = shape + 1
+    if shape == 2:
+        row[IDX["jet"]] = values.pop("jet", 0) + 1
     for name, value in values.items():
         row[IDX[name]] = value
     return row
@@ -100,7 +106,8 @@ def test_deterministic_and_chunk_independent():
 @pytest.mark.parametrize("row, message", [
     (one(0, phase=1.5), r"'phase' is 1.5, out of range; allowed value in \[0, 1\]"),
     (one(0, x=-0.1), r"'x' is -0.1, out of range"),
-    (one(3), "categorical 'shape' is 3, allowed option indices are 0..2"),
+    (one(3), r"categorical 'shape' is 4, allowed option indices \+ 1 are 1..3"),
+    (one(-1), r"categorical 'shape' is 0, allowed option indices \+ 1 are 1..3"),
     (one(0, shine=0.3), "'shine' is inactive on this path and must be 0"),
     (one(2, jet=0, jetlen=0.2), "'jetlen' is inactive on this path"),
 ])
@@ -116,3 +123,8 @@ def test_bad_width_and_config():
         hier_datasets.ground_truth("spaceshapes/large")
     with pytest.raises(ValueError, match="spaceshapes takes no options"):
         hier_datasets.ground_truth("spaceshapes", noise=0.1)
+
+
+def test_a_jet_of_length_zero_still_has_its_flame():
+    """Whether a ship has a jet is the ``jet`` categorical, not a non-zero ``jetlen``."""
+    assert pixels(one(2, jet=1, jetlen=0.0))[0] > pixels(one(2, jet=0))[0]

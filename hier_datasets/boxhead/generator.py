@@ -191,9 +191,50 @@ class Boxhead(GroundTruth):
 
     # ---------------------------------------------------------------- sampling
     def _continuous_values(self, n, rng):
-        """Draw every factor's level, then add parents in column order (parents come first)."""
+        return self._values_from_draws(rng.integers(0, self.num_levels, size=(n, len(FACTOR_NAMES))))
+
+    def _continuous_values_given(self, n, rng, fixed):
+        """Values given fixed factors: every own draw from its conditional distribution.
+
+        The own draws are independent and uniform over their levels, so given the fixed
+        values they are uniform over the combinations that produce those values. The
+        combinations of the fixed factors and their ancestors (at most 10 x 7 x 4^4)
+        are enumerated; factors below a fixed one are then drawn given it as usual.
+        """
         draws = rng.integers(0, self.num_levels, size=(n, len(FACTOR_NAMES)))
-        values = np.empty((n, len(FACTOR_NAMES)))
+        if not fixed:
+            return self._values_from_draws(draws)
+        cols = sorted(fixed)
+        chain = set()
+        for d in cols:
+            while d >= 0:
+                chain.add(d)
+                d = self.parent[d]
+        chain = sorted(chain)
+        grids = np.meshgrid(*[np.arange(self.num_levels[d]) for d in chain], indexing="ij")
+        combos = np.zeros((grids[0].size, len(FACTOR_NAMES)), dtype=np.int64)
+        combos[:, chain] = np.stack([g.ravel() for g in grids], axis=1)
+        produced = self._values_from_draws(combos)[:, cols]
+        wanted = np.stack([fixed[d] for d in cols], axis=1)
+        targets, which = np.unique(wanted, axis=0, return_inverse=True)
+        for t, target in enumerate(targets):
+            diff = produced - target
+            diff = np.where(self.circular[cols], np.mod(diff + 0.5, 1.0) - 0.5, diff)
+            match = np.flatnonzero(np.all(np.abs(diff) <= 1e-4, axis=1))
+            if match.size == 0:
+                given = {FACTOR_NAMES[d]: round(float(v), 6) for d, v in zip(cols, target)}
+                raise ValueError(
+                    f"fixed: {self.variant} cannot produce {given}; a factor takes one of its levels "
+                    f"(plus its parent's value where it has one): see metadata()['level_values']"
+                )
+            rows = np.flatnonzero(which.ravel() == t)
+            draws[np.ix_(rows, chain)] = combos[match[rng.integers(match.size, size=rows.size)]][:, chain]
+        return self._values_from_draws(draws)
+
+    def _values_from_draws(self, draws: np.ndarray) -> np.ndarray:
+        """Factor values from level indices of the own draws: add parents in column order
+        (parents come first) and wrap hues."""
+        values = np.empty(draws.shape)
         for d, name in enumerate(FACTOR_NAMES):
             values[:, d] = self.levels[name][draws[:, d]]
             if self.parent[d] >= 0:

@@ -10,8 +10,12 @@ class SpaceshapesBuilder(HierarchicalBuilder):
     """Spaceshapes: moons, stars and ships with shape-dependent factors."""
 
     name = "spaceshapes"
-    VERSION = tfds.core.Version("1.0.0")
-    RELEASE_NOTES = {"1.0.0": "First release."}
+    VERSION = tfds.core.Version("2.0.0")
+    RELEASE_NOTES = {
+        "2.0.0": "Categorical factors (`shape` and `jet`; a ship's jet flame follows `jet`, not a non-zero `jetlen`) hold their option index plus one where "
+        "active and 0 where inactive, so that 'inactive' is not read as the first option.",
+        "1.0.0": "First release.",
+    }
     BUILDER_CONFIGS = [
         HierarchicalConfig(
             name="default",

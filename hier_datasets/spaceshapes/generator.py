@@ -72,7 +72,7 @@ def _star(du, dv, shine):
     return diamond & ((a - c) ** 2 + (b - c) ** 2 > rad2)
 
 
-def _ship(du, dv, angle, jetlen):
+def _ship(du, dv, angle, jet, jetlen):
     theta = np.deg2rad(-45.0 + 90.0 * angle)
     cos, sin = np.cos(theta)[:, None, None], np.sin(theta)[:, None, None]
     p = cos * du + sin * dv
@@ -83,7 +83,8 @@ def _ship(du, dv, angle, jetlen):
     in_column = np.abs(np.abs(p) - SHIP_SIDE / 4) < SHIP_SIDE / 6
     thruster_end = base - THRUSTER_HEIGHT * SHIP_SIDE
     thrusters = in_column & (q <= base) & (q > thruster_end)
-    flame = np.where(jetlen > 0, (JET_MIN + (JET_MAX - JET_MIN) * jetlen) * SHIP_SIDE, 0.0)[:, None, None]
+    # jet holds option index + 1: 1 none, 2 jet (a jet of jetlen 0 still has a flame)
+    flame = np.where(jet == 2, (JET_MIN + (JET_MAX - JET_MIN) * jetlen) * SHIP_SIDE, 0.0)[:, None, None]
     jets = in_column & (q <= thruster_end) & (q > thruster_end - flame)
     return hull | thrusters | jets
 
@@ -99,10 +100,11 @@ def render(factors: np.ndarray, chunk: int = 2048) -> np.ndarray:
         dv = _V[None, :, None] - ((f[:, idx["y"]] - 0.5) / 2).astype(np.float32)[:, None, None]
         shape = f[:, idx["shape"]].astype(np.int64)
         img = np.zeros((len(f), SIZE, SIZE), dtype=bool)
+        # categoricals hold option index + 1: moon 1, star 2, ship 3
         for k, draw, params in (
-            (0, _moon, ("phase",)),
-            (1, _star, ("shine",)),
-            (2, _ship, ("angle", "jetlen")),
+            (1, _moon, ("phase",)),
+            (2, _star, ("shine",)),
+            (3, _ship, ("angle", "jet", "jetlen")),
         ):
             rows = np.flatnonzero(shape == k)
             if rows.size:
