@@ -3,7 +3,9 @@
 Importing the package registers the TFDS builders (``chopsticks``, ``spaceshapes``,
 ``boxhead``) so that ``tfds.load("chopsticks/depth2_either")`` works; TensorFlow is
 only imported when a dataset is built or loaded, Open3D and PyVista only when a
-Boxhead image is rendered.
+Boxhead image is rendered. Where TFDS is not installed (a PyTorch or JAX
+environment) the generators (:func:`ground_truth`) and :class:`Hierarchy` work all
+the same and no builder is registered.
 """
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_datasets.ground_truth import GroundTruth, available, ground_truth

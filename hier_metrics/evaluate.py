@@ -29,20 +29,17 @@ def _seeds(random_state) -> dict[str, int]:
     return dict(zip(("data",) + _ALL, (int(v) for v in values)))
 
 
-def _select(metrics, allowed: Sequence[str], code_hierarchy, factor_groups) -> list[str]:
+def _select(metrics, allowed: Sequence[str], factor_groups) -> list[str]:
     """The metrics to run, in ``allowed`` order; by default every one that applies."""
     if metrics is None:
         chosen = [
-            m for m in allowed
-            if (m != "r4c" or code_hierarchy is not None) and (m != "dci_split" or factor_groups is not None)
+            m for m in allowed if m != "dci_split" or factor_groups is not None
         ]
     else:
         chosen = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in chosen if m not in allowed]
     if unknown:
         raise ValueError(f"unknown metrics {unknown}; choose from {list(allowed)}")
-    if "r4c" in chosen and code_hierarchy is None:
-        raise ValueError("metric 'r4c' needs code_hierarchy")
     if "dci_split" in chosen and factor_groups is None:
         raise ValueError("metric 'dci_split' needs factor_groups")
     return [m for m in allowed if m in chosen]
@@ -120,12 +117,12 @@ def evaluate_arrays(
       factors: (n, K) ground-truth factors; codes: (n, D) learned codes.
       factor_active: (n, K) bool activity of the factors (needed for ``r4c``; default:
         every factor always active).
-      code_hierarchy: the codes' ``Hierarchy``; enables ``r4c``.
+      code_hierarchy: the codes' ``Hierarchy`` for ``r4c``; None for flat codes.
       categorical: which factor columns are categorical (see :func:`hier_metrics.r4_matrix`).
       factor_groups: named factor groups (indices, or names with ``factor_names``);
         enables ``dci_split``.
       metrics: names from ``ARRAY_METRICS``; default: ``r4``, ``dci``, ``mig``, ``sap``,
-        plus ``r4c`` with a code hierarchy and ``dci_split`` with factor groups.
+        ``r4c`` (flat codes without ``code_hierarchy``), plus ``dci_split`` with factor groups.
       metric_options: per-metric keyword arguments, e.g. ``{"dci": {"test_size": 0.5}}``.
       random_state: integer seed or Generator; each metric gets its own derived seed,
         so a metric's value does not depend on which other metrics run.
@@ -136,7 +133,7 @@ def evaluate_arrays(
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
-    chosen = _select(metrics, ARRAY_METRICS, code_hierarchy, factor_groups)
+    chosen = _select(metrics, ARRAY_METRICS, factor_groups)
     if factor_active is None:
         factor_active = np.ones(factors.shape, dtype=bool)
     factor_active = check_mask(factor_active, "factor_active", factors.shape)
@@ -170,7 +167,7 @@ def evaluate(
 
     Args:
       metrics: names from ``ARRAY_METRICS + INTERVENTIONAL_METRICS``; default: all
-        that apply (``r4c`` needs ``code_hierarchy``, ``dci_split`` ``factor_groups``).
+        that apply (``dci_split`` needs ``factor_groups``).
       metric_options: per-metric keyword arguments, e.g.
         ``{"factor_vae": {"num_train": 1000, "num_eval": 500}}``.
 
@@ -192,7 +189,7 @@ def evaluate(
     else:
         raise ValueError(f"dataset must be a registered dataset name or a ground-truth object, got {dataset!r}")
     seeds = _seeds(random_state)
-    chosen = _select(metrics, _ALL, code_hierarchy, factor_groups)
+    chosen = _select(metrics, _ALL, factor_groups)
     out: dict = {"dataset": getattr(gt, "name", str(dataset)), "num_samples": num_samples}
     array_chosen = [m for m in chosen if m in ARRAY_METRICS]
     if array_chosen:

@@ -125,7 +125,7 @@ def r4c(
     codes,
     *,
     factor_active,
-    code_hierarchy,
+    code_hierarchy=None,
     categorical="auto",
     num_splits: int = 5,
     test_size: float = 0.25,
@@ -152,7 +152,8 @@ def r4c(
       codes: (n, D) learned variables in ``code_hierarchy``'s flat layout: categorical
         columns hold option indices, which decide which code dimensions are active.
       factor_active: (n, K) bool, which factors are active in each row.
-      code_hierarchy: the learned ``Hierarchy``.
+      code_hierarchy: the learned ``Hierarchy``; None (the default) for flat codes,
+        one group of always-active dimensions, as the paper scores its flat baselines.
       categorical, num_splits, test_size, estimator, num_bins, random_state: as for
         :func:`r4_matrix`; code categoricals are always scored by accuracy.
 
@@ -163,6 +164,10 @@ def r4c(
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
     factor_active = check_mask(factor_active, "factor_active", factors.shape)
+    if code_hierarchy is None:
+        from hier_datasets.hierarchy import Group, Hierarchy
+
+        code_hierarchy = Hierarchy(Group(tuple(f"z{j}" for j in range(codes.shape[1]))))
     for attr in ("root", "index", "path_index", "path_active", "is_categorical", "num_dims"):
         if not hasattr(code_hierarchy, attr):
             raise ValueError(f"code_hierarchy must be a hier_datasets.Hierarchy, got {type(code_hierarchy).__name__}")

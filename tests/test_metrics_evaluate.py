@@ -73,7 +73,7 @@ def test_evaluate_arrays_keys_and_json():
     f = rng.uniform(size=(300, 4))
     res = hm.evaluate_arrays(f, f[:, ::-1], factor_groups={"macro": [0, 1], "micro": [2, 3]}, random_state=1)
     assert set(res) == {
-        "r4", "r4_per_factor", "dci_disentanglement", "dci_completeness", "dci_informativeness_train",
+        "r4", "r4_per_factor", "r4c", "r4c_per_factor", "dci_disentanglement", "dci_completeness", "dci_informativeness_train",
         "dci_informativeness_test", "dci_macro_disentanglement", "dci_macro_completeness",
         "dci_macro_informativeness_train", "dci_macro_informativeness_test", "dci_micro_disentanglement",
         "dci_micro_completeness", "dci_micro_informativeness_train", "dci_micro_informativeness_test", "mig", "sap",
@@ -95,7 +95,7 @@ def test_each_metric_has_its_own_seed():
 def test_evaluate_on_a_registered_dataset():
     res = hm.evaluate(decode, "chopsticks/depth2_either", num_samples=600, random_state=0, metric_options=SMALL)
     assert res["dataset"] == "chopsticks/depth2_either" and res["num_samples"] == 600
-    expected = {"r4", "r4_per_factor", "dci_disentanglement", "dci_completeness", "dci_informativeness_train",
+    expected = {"r4", "r4_per_factor", "r4c", "r4c_per_factor", "dci_disentanglement", "dci_completeness", "dci_informativeness_train",
                 "dci_informativeness_test", "mig", "sap", "factor_vae_train_accuracy", "factor_vae_eval_accuracy",
                 "factor_vae_num_active_dims", "factor_vae_score", "beta_vae_train_accuracy",
                 "beta_vae_eval_accuracy", "beta_vae_score"}
@@ -134,8 +134,6 @@ def test_metric_selection_errors():
         hm.evaluate_arrays(f, f, metrics=["r5"])
     with pytest.raises(ValueError, match="unknown metrics"):
         hm.evaluate_arrays(f, f, metrics=["factor_vae"])  # needs the generative process
-    with pytest.raises(ValueError, match="needs code_hierarchy"):
-        hm.evaluate_arrays(f, f, metrics=["r4c"])
     with pytest.raises(ValueError, match="needs factor_groups"):
         hm.evaluate_arrays(f, f, metrics=["dci_split"])
     with pytest.raises(ValueError, match="metric_options has unknown"):

@@ -155,7 +155,7 @@ MERGED_UP = Hierarchy(
 @pytest.fixture(scope="module")
 def spaceshapes_factors():
     f = SPACESHAPES.sample_factors(3000, 0).astype(np.float64)
-    return f, H.activity_mask(f)
+    return f, SPACESHAPES.active(f)
 
 
 def _column(f, name):
@@ -164,22 +164,22 @@ def _column(f, name):
 
 def pushed_down_codes(f):
     codes = np.zeros((len(f), PUSHED_DOWN.num_dims))
-    shape = _column(f, "shape")
+    shape = _column(f, "shape") - 1  # codes hold 0-based option indices, factors option + 1
     codes[:, PUSHED_DOWN.index("shape")] = shape
     for option, label, own in ((0, "moon", "phase"), (1, "star", "shine"), (2, "ship", "angle")):
         on = shape == option
         codes[on, PUSHED_DOWN.index(f"x_{label}")] = np.exp(2 * _column(f, "x")[on])
         codes[on, PUSHED_DOWN.index(f"y_{label}")] = -_column(f, "y")[on]
         codes[on, PUSHED_DOWN.index(own)] = _column(f, own)[on] ** 2
-    codes[:, PUSHED_DOWN.index("jet")] = _column(f, "jet")
+    codes[:, PUSHED_DOWN.index("jet")] = np.maximum(_column(f, "jet") - 1, 0)
     codes[:, PUSHED_DOWN.index("jetlen")] = 3 * _column(f, "jetlen")
     return codes
 
 
 def merged_up_codes(f):
     merged = _column(f, "phase") + _column(f, "shine") + _column(f, "angle")  # one dim, three meanings
-    return np.column_stack([np.exp(_column(f, "x")), _column(f, "y"), merged, _column(f, "shape"),
-                            _column(f, "jet"), np.sqrt(_column(f, "jetlen"))])
+    return np.column_stack([np.exp(_column(f, "x")), _column(f, "y"), merged, _column(f, "shape") - 1,
+                            np.maximum(_column(f, "jet") - 1, 0), np.sqrt(_column(f, "jetlen"))])
 
 
 @pytest.mark.parametrize("layout", ["pushed_down", "merged_up"])
@@ -198,7 +198,7 @@ def test_r4c_is_invariant_to_push_down_and_merge_up(spaceshapes_factors, layout)
 
 def test_r4c_of_the_true_layout_is_one_and_reduces_to_r4_when_flat(spaceshapes_factors):
     f, active = spaceshapes_factors
-    assert hm.r4c(f, f, factor_active=active, code_hierarchy=H)["score"] >= 0.98
+    assert hm.r4c(f, H.codes_from_factors(f), factor_active=active, code_hierarchy=H)["score"] >= 0.98
     g = uniform_factors(1500, 3, seed=7)
     codes = np.column_stack([np.exp(g[:, 1]), g[:, 0] + 0.5 * g[:, 2], np.sin(2 * g[:, 2])])
     flat = hm.r4c(g, codes, factor_active=np.ones(g.shape, bool), code_hierarchy=flat_hierarchy(3))
@@ -206,10 +206,12 @@ def test_r4c_of_the_true_layout_is_one_and_reduces_to_r4_when_flat(spaceshapes_f
 
 
 def test_r4c_uses_the_activity_mask_not_the_values(spaceshapes_factors):
-    """Reference bug: activity detected as |v| > 1e-10. The categorical ``jet`` is active
-    on every ship and holds 0 for "none"; that rule would drop those rows."""
+    """Reference bug: activity detected as |v| > 1e-10. With categoricals stored as
+    option indices, ``jet`` is active on every ship and holds 0 for "none"; that rule
+    would drop those rows."""
     f, active = spaceshapes_factors
     jet = H.index("jet")
+    f = H.codes_from_factors(f)
     good = hm.r4c(f, f, factor_active=active, code_hierarchy=H)["per_factor"][jet]
     by_value = hm.r4c(f, f, factor_active=np.abs(f) > 1e-10, code_hierarchy=H)["per_factor"][jet]
     assert good >= 0.98
@@ -219,7 +221,7 @@ def test_r4c_uses_the_activity_mask_not_the_values(spaceshapes_factors):
 def test_r4c_scores_a_missing_branch_by_its_share(spaceshapes_factors):
     """Codes that capture jetlen only on half of its rows score about 1/2 on jetlen."""
     f, active = spaceshapes_factors
-    codes = f.copy()
+    codes = H.codes_from_factors(f)
     jetlen = H.index("jetlen")
     on = np.flatnonzero(active[:, jetlen])
     lost = on[: len(on) // 2]
@@ -230,6 +232,7 @@ def test_r4c_scores_a_missing_branch_by_its_share(spaceshapes_factors):
 
 def test_r4c_validates_codes_against_the_hierarchy(spaceshapes_factors):
     f, active = spaceshapes_factors
+    f = H.codes_from_factors(f)
     with pytest.raises(ValueError, match="one column per code_hierarchy dimension"):
         hm.r4c(f, f[:, :5], factor_active=active, code_hierarchy=H)
     bad = f.copy()
@@ -240,3 +243,14 @@ def test_r4c_validates_codes_against_the_hierarchy(spaceshapes_factors):
         hm.r4c(f, f, factor_active=active[:, :3], code_hierarchy=H)
     with pytest.raises(ValueError, match="code_hierarchy must be"):
         hm.r4c(f, f, factor_active=active, code_hierarchy=H.to_reference())
+
+
+def test_r4c_defaults_to_flat_codes():
+    """Without a code hierarchy the codes are one always-active group (the paper's flat baselines)."""
+    g = uniform_factors(800, 3, seed=11)
+    codes = np.column_stack([g[:, 2] ** 3, np.exp(g[:, 0]), g[:, 1] + g[:, 2]])
+    on = np.ones(g.shape, bool)
+    default = hm.r4c(g, codes, factor_active=on)
+    explicit = hm.r4c(g, codes, factor_active=on, code_hierarchy=flat_hierarchy(3))
+    np.testing.assert_array_equal(default["per_factor"], explicit["per_factor"])
+    assert default["per_factor"][0] >= 0.98 and default["per_factor"][2] >= 0.98

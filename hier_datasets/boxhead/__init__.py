@@ -6,6 +6,9 @@ Open3D and PyVista are imported only when the first image is rendered
 from hier_datasets.boxhead.generator import FACTOR_NAMES, VARIANTS, Boxhead, dependencies, own_levels
 
 __all__ = ["FACTOR_NAMES", "VARIANTS", "Boxhead", "dependencies", "own_levels"]
-from hier_datasets.boxhead.builder import BoxheadBuilder  # noqa: E402  (registers "boxhead")
+from hier_datasets._tfds import tfds  # noqa: E402
 
-__all__ += ["BoxheadBuilder"]
+if tfds is not None:
+    from hier_datasets.boxhead.builder import BoxheadBuilder  # noqa: F401  (registers "boxhead")
+
+    __all__ += ["BoxheadBuilder"]

@@ -2,6 +2,9 @@
 from hier_datasets.chopsticks.generator import VARIANTS, Chopsticks, chopsticks_hierarchy, level_start
 
 __all__ = ["VARIANTS", "Chopsticks", "chopsticks_hierarchy", "level_start"]
-from hier_datasets.chopsticks.builder import ChopsticksBuilder  # noqa: E402  (registers "chopsticks")
+from hier_datasets._tfds import tfds  # noqa: E402
 
-__all__ += ["ChopsticksBuilder"]
+if tfds is not None:
+    from hier_datasets.chopsticks.builder import ChopsticksBuilder  # noqa: F401  (registers "chopsticks")
+
+    __all__ += ["ChopsticksBuilder"]

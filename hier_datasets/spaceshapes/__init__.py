@@ -2,6 +2,9 @@
 from hier_datasets.spaceshapes.generator import HIERARCHY, SHAPES, Spaceshapes, render
 
 __all__ = ["HIERARCHY", "SHAPES", "Spaceshapes", "render"]
-from hier_datasets.spaceshapes.builder import SpaceshapesBuilder  # noqa: E402  (registers "spaceshapes")
+from hier_datasets._tfds import tfds  # noqa: E402
 
-__all__ += ["SpaceshapesBuilder"]
+if tfds is not None:
+    from hier_datasets.spaceshapes.builder import SpaceshapesBuilder  # noqa: F401  (registers "spaceshapes")
+
+    __all__ += ["SpaceshapesBuilder"]
