@@ -42,7 +42,8 @@ def build(tmp_path, name, config, train=300, test=100):
 def test_registered_configs():
     assert "chopsticks" in tfds.list_builders() and "spaceshapes" in tfds.list_builders()
     names = [c.name for c in ChopsticksBuilder.BUILDER_CONFIGS]
-    assert names == [f"depth{d}_{v}" for d in (2, 3) for v in ("slope", "inter", "both", "either")]
+    variants = ("slope", "inter", "both", "either")
+    assert names == [f"depth{d}_{v}" for d in (2, 3) for v in variants] + [f"depth3_{v}_reference" for v in variants]
     assert all((c.train_size, c.test_size) == (90_000, 10_000) for c in ChopsticksBuilder.BUILDER_CONFIGS)
     (ss,) = SpaceshapesBuilder.BUILDER_CONFIGS
     assert (ss.train_size, ss.test_size) == (54_000, 6_000)

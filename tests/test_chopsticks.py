@@ -7,6 +7,7 @@ import pytest
 
 import hier_datasets
 from hier_datasets.chopsticks import VARIANTS, Chopsticks, level_start
+from hier_datasets.chopsticks.generator import level_count_probabilities
 
 CONFIGS = list(itertools.product((1, 2, 3, 4), VARIANTS))
 N = 6000
@@ -100,6 +101,63 @@ def test_noise_is_gaussian_with_the_given_sigma():
     factors = clean.sample_factors(2000, 0)
     residual = noisy.observations_from_factors(factors, 9) - clean.observations_from_factors(factors, 9)
     assert abs(residual.std() - 0.05) < 0.002 and abs(residual.mean()) < 0.002
+
+
+def _level_frequencies(gt, n, seed):
+    per_level = 2 if gt.variant == "both" else 1
+    levels = np.array([gt.hierarchy.path_dim(p) // per_level for p in range(gt.hierarchy.num_paths)])
+    return np.bincount(levels[gt.sample_paths(n, seed)], minlength=gt.depth + 1)[1:] / n
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_reference_stopping_draws_one_two_three_levels_with_1_4_3_8_3_8(variant):
+    gt = hier_datasets.ground_truth(f"chopsticks/depth3_{variant}_reference")
+    np.testing.assert_allclose(level_count_probabilities(3, "reference"), [1 / 4, 3 / 8, 3 / 8])
+    np.testing.assert_allclose(_level_frequencies(gt, 40_000, 13), [1 / 4, 3 / 8, 3 / 8], atol=0.012)
+    np.testing.assert_allclose(gt.path_probabilities.sum(), 1.0)
+
+
+def test_reference_stopping_continues_with_one_minus_two_to_the_minus_remaining():
+    # depth 4: continue with 7/8, then 3/4, then 1/2
+    np.testing.assert_allclose(level_count_probabilities(4, "reference"), [8 / 64, 14 / 64, 21 / 64, 21 / 64])
+    np.testing.assert_allclose(_level_frequencies(Chopsticks(4, "slope", stopping="reference"), 40_000, 4),
+                               [8 / 64, 14 / 64, 21 / 64, 21 / 64], atol=0.012)
+    # depth 1 and 2: the same as uniform
+    for depth in (1, 2):
+        for variant in VARIANTS:
+            np.testing.assert_allclose(Chopsticks(depth, variant, stopping="reference").path_probabilities,
+                                       Chopsticks(depth, variant).path_probabilities)
+    # either, depth 3: after level 0 stop 1/4, intercept or slope 3/8 each; after level 1 stop 1/2
+    gt = Chopsticks(3, "either", stopping="reference")
+    paths = gt.sample_paths(40_000, 6)
+    names = np.array(gt.hierarchy.path_names)[paths]
+    depth_of = np.array([gt.hierarchy.path_dim(p) for p in range(gt.hierarchy.num_paths)])[paths]
+    assert np.mean(depth_of == 1) == pytest.approx(1 / 4, abs=0.01)
+    assert np.mean(depth_of == 3) / np.mean(depth_of >= 2) == pytest.approx(1 / 2, abs=0.01)
+    assert len(np.unique(names)) == gt.hierarchy.num_paths
+
+
+def test_reference_stopping_by_name_keyword_and_tfds_config(tmp_path):
+    import tensorflow_datasets as tfds
+
+    from hier_datasets.chopsticks.builder import ChopsticksBuilder
+
+    by_name = hier_datasets.ground_truth("chopsticks/depth3_either_reference")
+    by_keyword = hier_datasets.ground_truth("chopsticks/depth3_either", stopping="reference")
+    for gt in (by_name, by_keyword):
+        assert (gt.name, gt.stopping) == ("chopsticks/depth3_either_reference", "reference")
+    assert hier_datasets.ground_truth("chopsticks/depth3_either").stopping == "uniform"
+    np.testing.assert_array_equal(by_name.sample(50, 1)[1], by_keyword.sample(50, 1)[1])
+    names = [c.name for c in ChopsticksBuilder.BUILDER_CONFIGS]
+    assert [n for n in names if n.endswith("_reference")] == [f"depth3_{v}_reference" for v in VARIANTS]
+    resized = tfds.builder("chopsticks/depth3_both_reference_60_20", data_dir=str(tmp_path))
+    assert resized.ground_truth.name == "chopsticks/depth3_both_reference"
+    with pytest.raises(ValueError, match="stopping must be one of \\['uniform', 'reference'\\], got 'random'"):
+        Chopsticks(3, "slope", stopping="random")
+    with pytest.raises(ValueError, match="has stopping='reference', got stopping='uniform'"):
+        hier_datasets.ground_truth("chopsticks/depth3_either_reference", stopping="uniform")
+    with pytest.raises(ValueError, match="unknown chopsticks config 'depth3_either_ref'"):
+        hier_datasets.ground_truth("chopsticks/depth3_either_ref")
 
 
 def test_same_seed_same_arrays_different_seed_differs():

@@ -84,7 +84,11 @@ def test_targets():
     t = targets_from_factors(gt.hierarchy, f)
     active = gt.active(f)
     np.testing.assert_array_equal(np.isnan(t), ~active & ~gt.hierarchy.is_categorical)
-    np.testing.assert_array_equal(t[active], f[active])
+    cont = active & ~gt.hierarchy.is_categorical
+    np.testing.assert_array_equal(t[cont], f[cont])
+    cats = active & gt.hierarchy.is_categorical  # factors hold option index + 1, targets the index
+    np.testing.assert_array_equal(t[cats], f[cats] - 1)
+    np.testing.assert_array_equal(t[~active & gt.hierarchy.is_categorical], -1)
 
 
 def _constant_encoder(model, outputs):
