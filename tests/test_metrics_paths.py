@@ -109,3 +109,20 @@ def test_path_label_validation():
         hm.coverage([0.0, np.nan])
     with pytest.raises(ValueError, match="integer path indices"):
         hm.coverage([0.5, 1.0])
+
+
+def test_h_error_tree_edit_variant():
+    """The authors' later code: unit-cost tree edit distance between trees of groups
+    labelled by minimum downstream dimensionality (values checked by hand)."""
+    flat = Hierarchy(Group(("x",)))
+    split = Hierarchy(Group(("x",), Categorical("c", (("a", Group()), ("b", Group(("z",)))))))
+    # paths: (1,) unpaired with (1, 1) and (1, 2) -> 3; tree: delete the two leaf groups -> 2
+    assert hm.h_error(flat, split) == 3 and hm.h_error(flat, split, method="tree_edit") == 2
+    # merge up / push down keep both at 0
+    pushed = Hierarchy(Group((), Categorical("c", (("a", Group(("x",))), ("b", Group(("x2", "z")))))))
+    assert hm.h_error(split, pushed) == 0 and hm.h_error(split, pushed, method="tree_edit") == 0
+    # option order does not matter
+    swapped = Hierarchy(Group(("x",), Categorical("c", (("b", Group(("z",))), ("a", Group())))))
+    assert hm.h_error(split, swapped, method="tree_edit") == 0
+    with pytest.raises(ValueError, match="method must be 'paths' or 'tree_edit'"):
+        hm.h_error(flat, split, method="ted")
