@@ -3,9 +3,17 @@
 - :func:`fit_hierarchical` runs it once: a Softplus autoencoder with ``initial_dim``
   codes trained on reconstruction (its smooth codes suit local SVD), MIMOSA on those
   codes, then COFHAE on the learned hierarchy with MIMOSA's assignments as targets;
-- :func:`grid_search` trains COFHAE over the paper's grid (:data:`PAPER_GRID`) and
-  :func:`select_run` applies the paper's rule: among the third of runs with the
-  lowest assignment loss, the lowest training reconstruction error.
+- :func:`grid_search` trains COFHAE over the paper's grid (:data:`PAPER_GRID`, 27
+  runs: tau in {0.5, 0.67, 1}, lambda_assign in {10, 100, 1000}, lambda_tc in
+  {1, 10, 100}) and :func:`select_run` applies the paper's rule (section 6 and
+  appendix A.1): among the third of runs with the lowest assignment loss, the lowest
+  training reconstruction error. ``fit_hierarchical(..., grid=PAPER_GRID)`` runs the
+  whole method with that selection.
+
+Without a grid, COFHAE trains once with its defaults ``tau=1, lambda_assign=100,
+lambda_tc=10``: the single configuration of the authors' code (the default
+arguments of its training function), in the middle of the paper's grid for both
+penalties; one run costs 1/27 of the grid.
 
 Training follows appendix A.1: Adam with learning rate 1e-3, divided by 10 at 50%
 and by 100 at 75% of the steps, batch 256 (50 epochs in the paper).
@@ -27,8 +35,8 @@ from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.mimosa import mimosa
 
 __all__ = [
-    "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_search",
-    "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
+    "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_points",
+    "grid_search", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
 ]
 
 #: the paper's COFHAE grid (appendix A.1)
@@ -86,13 +94,15 @@ class HierarchicalRun:
 
 @dataclasses.dataclass
 class HierarchicalFit:
-    """Everything :func:`fit_hierarchical` learned."""
+    """Everything :func:`fit_hierarchical` learned; ``runs`` holds every run of a grid
+    search (``run`` is the selected one), or just ``run``."""
 
     smooth_autoencoder: AE
     initial_codes: np.ndarray
     hierarchy: Hierarchy
     assignments: np.ndarray
     run: HierarchicalRun
+    runs: list = dataclasses.field(default_factory=list)
 
     @property
     def model(self) -> COFHAE:
@@ -141,6 +151,29 @@ def select_run(runs: Sequence[HierarchicalRun]) -> HierarchicalRun:
     return min(best_third, key=lambda r: r.reconstruction)
 
 
+def grid_points(grid: Mapping[str, Sequence] = PAPER_GRID) -> list[dict]:
+    """Every combination of ``grid``'s values, in :func:`grid_search`'s order (the last
+    name varies fastest), e.g. 27 dicts of tau, lambda_assign and lambda_tc for
+    :data:`PAPER_GRID`."""
+    if not isinstance(grid, Mapping) or not grid:
+        raise ValueError(f"grid must be a non-empty mapping of COFHAE hyperparameters to values, got {grid!r}")
+    names = list(grid)
+    for name in names:
+        values = grid[name]
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+            raise ValueError(f"grid[{name!r}] must be a non-empty sequence of values, got {values!r}")
+    return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+
+
+def _checked_grid(grid, options: Mapping) -> list[dict]:
+    """:func:`grid_points`, refusing options that the grid varies."""
+    points = grid_points(grid)
+    clash = sorted(set(grid) & set(options))
+    if clash:
+        raise ValueError(f"grid varies {', '.join(clash)}; do not also set {'it' if len(clash) == 1 else 'them'}")
+    return points
+
+
 def grid_search(
     observations,
     hierarchy: Hierarchy,
@@ -149,12 +182,11 @@ def grid_search(
     grid: Mapping[str, Sequence] = PAPER_GRID,
     **train_options,
 ) -> tuple[HierarchicalRun, list[HierarchicalRun]]:
-    """Train COFHAE at every point of ``grid``; returns (selected run, all runs)."""
-    names = list(grid)
-    runs = [
-        train_cofhae(observations, hierarchy, assignments, **dict(zip(names, values)), **train_options)
-        for values in itertools.product(*(grid[n] for n in names))
-    ]
+    """Train COFHAE at every point of ``grid`` (:func:`grid_points`), each with
+    ``train_options`` (as :func:`train_cofhae`); returns (:func:`select_run`'s
+    choice, all runs in grid order)."""
+    points = _checked_grid(grid, train_options)
+    runs = [train_cofhae(observations, hierarchy, assignments, **point, **train_options) for point in points]
     return select_run(runs), runs
 
 
@@ -172,21 +204,29 @@ def fit_hierarchical(
     hidden_units=None,
     verbose: int = 0,
     callbacks=None,
+    grid: Mapping[str, Sequence] | None = None,
 ) -> HierarchicalFit:
     """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call.
 
-    ``callbacks`` go to both ``fit`` calls (the autoencoder's, then COFHAE's)."""
+    With ``grid`` (e.g. :data:`PAPER_GRID`), COFHAE is trained at every grid point and
+    the paper's rule (:func:`select_run`) picks the returned ``run``; otherwise it is
+    trained once with ``cofhae_options``. ``callbacks`` go to every ``fit`` call (the
+    autoencoder's, then each COFHAE run's)."""
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
+    if grid is not None:
+        _checked_grid(grid, cofhae_options or {})  # before anything trains
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
     fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
-    run = train_cofhae(
-        x, hierarchy, assignments, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
-        callbacks=callbacks, **arch, **dict(cofhae_options or {}),
-    )
-    return HierarchicalFit(ae, codes, hierarchy, assignments, run)
+    options = dict(epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks, **arch,
+                   **dict(cofhae_options or {}))
+    if grid is None:
+        run = train_cofhae(x, hierarchy, assignments, **options)
+        return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])
+    run, runs = grid_search(x, hierarchy, assignments, grid=grid, **options)
+    return HierarchicalFit(ae, codes, hierarchy, assignments, run, runs)

@@ -46,7 +46,7 @@ from hier_datasets.builder import parse_sized_name
 from hier_datasets.hierarchy import Group, Hierarchy
 from hier_models import report
 from hier_models.cofhae import COFHAE
-from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, training_dataset
+from hier_models.hierarchical import PAPER_GRID, fit_hierarchical, fit_paper_schedule, grid_points, training_dataset
 from hier_models.mimosa import DEFAULTS as MIMOSA_DEFAULTS
 from hier_models.mimosa import INITIAL_DIM, SPACESHAPES
 
@@ -59,6 +59,7 @@ __all__ = [
     "Split",
     "Training",
     "check_codes",
+    "check_grid",
     "check_writable",
     "dataset_names",
     "encode",
@@ -409,7 +410,32 @@ def initial_dim(dataset: Dataset, options: Mapping) -> int:
     return int(value)
 
 
-def _fit_hierarchical(data: Split, *, epochs, autoencoder_epochs, batch_size, seed, options, callback, show_progress):
+def grid_label(point: Mapping) -> str:
+    """``tau=0.5 lambda_assign=10 lambda_tc=1``: one grid point as text."""
+    return " ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in point.items())
+
+
+def check_grid(model: str, grid: Mapping | None, options: Mapping) -> None:
+    """CommandError unless ``grid`` (None: no grid) can select ``model``'s hyperparameters
+    given the ``options`` set by hand."""
+    if grid is None:
+        return
+    if model != HIERARCHICAL:
+        raise CommandError(f"--grid selects COFHAE's hyperparameters; {model} has no grid")
+    clash = sorted(set(grid) & set(options))
+    if clash:
+        raise CommandError(f"--grid varies {', '.join(grid)}; drop --set {', '.join(clash)}")
+
+
+def _grid_record(fit, grid: Mapping) -> list[dict]:
+    """Grid point and final training losses of every COFHAE run (in grid order), the
+    selected one marked."""
+    return [dict(hyperparameters=point, assignment_loss=r.assignment_loss, reconstruction=r.reconstruction,
+                 selected=r is fit.run) for point, r in zip(grid_points(grid), fit.runs)]
+
+
+def _fit_hierarchical(data: Split, *, epochs, autoencoder_epochs, batch_size, seed, options, callback, show_progress,
+                      grid=None):
     options = dict(options)
     width = initial_dim(data.dataset, options)
     options.pop("initial_dim", None)
@@ -421,7 +447,7 @@ def _fit_hierarchical(data: Split, *, epochs, autoencoder_epochs, batch_size, se
         fit = fit_hierarchical(
             data.observations, initial_dim=width, epochs=epochs, autoencoder_epochs=autoencoder_epochs,
             batch_size=batch_size, seed=seed, mimosa_options=mimosa_options, cofhae_options=options,
-            callbacks=[callback], **arch,
+            callbacks=[callback], grid=grid, **arch,
         )
     except ValueError as err:
         if "component" in str(err) or "neighbors" in str(err):
@@ -449,15 +475,20 @@ def train(
     latent_dim: int | None = None,
     options: Mapping | None = None,
     show_progress: bool = True,
+    grid: Mapping | None = None,
 ) -> Training:
     """Train ``model_name`` on ``data`` with the paper's learning-rate schedule.
 
     Flat models get ``latent_dim`` codes (default: as many as the dataset has
     factors; ladders keep their own default). ``COFHAE`` runs the whole method; its
     smooth autoencoder trains for ``autoencoder_epochs`` (default :data:`AUTOENCODER_EPOCHS`).
+    With ``grid`` (COFHAE only, e.g. :data:`~hier_models.hierarchical.PAPER_GRID`),
+    COFHAE trains at every grid point on the same MIMOSA output and the paper's rule
+    keeps one run; ``settings["grid"]`` lists every run's losses.
     """
     model_name = resolve_model(model_name)
     options = _check_options(model_name, options or {})
+    check_grid(model_name, grid, options)
     for what, value in (("epochs", epochs), ("batch size", batch_size)):
         if value < 1:
             raise CommandError(f"{what} must be at least 1, got {value}")
@@ -467,12 +498,16 @@ def train(
                     epochs=epochs, batch_size=batch_size, seed=seed, options=dict(options))
     if model_name == HIERARCHICAL:
         autoencoder_epochs = autoencoder_epochs or AUTOENCODER_EPOCHS
-        callback = EpochProgress(["smooth autoencoder", "COFHAE"], enabled=show_progress)
+        stages = ["COFHAE"] if grid is None else [f"COFHAE {grid_label(p)}" for p in grid_points(grid)]
+        callback = EpochProgress(["smooth autoencoder", *stages], enabled=show_progress)
         fit, scores = _fit_hierarchical(
             data, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size, seed=seed,
-            options=options, callback=callback, show_progress=show_progress,
+            options=options, callback=callback, show_progress=show_progress, grid=grid,
         )
         settings.update(autoencoder_epochs=autoencoder_epochs, initial_dim=int(fit.initial_codes.shape[1]))
+        if grid is not None:
+            record = _grid_record(fit, grid)
+            settings.update(grid=record, selected=next(grid_label(r["hyperparameters"]) for r in record if r["selected"]))
         return Training(
             model_name, fit.model, settings, callback.history, time.perf_counter() - start,
             hierarchy=fit.hierarchy, assignments=fit.assignments, initial_codes=fit.initial_codes,
@@ -712,16 +747,20 @@ class RunSettings:
     batch_size: int = 256
     interventional_points: int = 2000
     options: Mapping[str, Mapping] = dataclasses.field(default_factory=dict)
+    #: select COFHAE over the paper's 27-run grid (PAPER_GRID) instead of training it once
+    grid: bool = False
     data_dir: str | None = None
     out: str = "runs/default"
 
     def describe(self) -> str:
         sizes = f"{self.train_size} train / {self.test_size} test" if self.train_size else "registered sizes"
         ae = self.autoencoder_epochs
+        grid = f", COFHAE selected over the paper's {len(grid_points(PAPER_GRID))}-run grid" if self.grid else ""
         return (
             f"datasets {', '.join(self.datasets)} ({sizes}); models {', '.join(self.models)}; "
             f"seeds {', '.join(map(str, self.seeds))}; {_count(self.epochs, 'epoch')} (COFHAE's smooth autoencoder "
-            f"{ae}), batch {self.batch_size}; FactorVAE / beta-VAE scores from {self.interventional_points} training votes"
+            f"{ae}{grid}), batch {self.batch_size}; FactorVAE / beta-VAE scores from {self.interventional_points} "
+            "training votes"
         )
 
 
@@ -778,9 +817,12 @@ def run(settings: RunSettings, *, show_progress: bool = True, log=print) -> tupl
     out = check_writable(settings.out)
     datasets = [resolve_dataset(name, settings.train_size, settings.test_size) for name in settings.datasets]
     models = [resolve_model(m) for m in settings.models]
+    if settings.grid and HIERARCHICAL not in models:
+        raise CommandError(f"--grid selects COFHAE's hyperparameters; add {HIERARCHICAL} to the models")
     for model in models:
         _check_options(model, settings.options.get(model, {}))
         if model == HIERARCHICAL:
+            check_grid(model, PAPER_GRID if settings.grid else None, settings.options.get(model, {}))
             for dataset in datasets:
                 initial_dim(dataset, settings.options.get(model, {}))
     if not settings.seeds:
@@ -800,9 +842,10 @@ def run(settings: RunSettings, *, show_progress: bool = True, log=print) -> tupl
             for seed in settings.seeds:
                 label = _label(model, seed, dataset, settings)
                 log(f"[{time.perf_counter() - started:5.0f} s] {label}: training on {len(train_split)} examples")
+                grid = PAPER_GRID if settings.grid and model == HIERARCHICAL else None
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
-                                show_progress=show_progress)
+                                show_progress=show_progress, grid=grid)
                 folder = Path("models") / dataset.slug / f"{model}-seed{seed}"
                 save_training(trained, out / folder)
                 codes = encode(trained.model, test_split.observations)
@@ -882,8 +925,12 @@ def report_run(run_dir, *, show_progress: bool = True) -> dict:
         "R4, R4c, DCI, MIG, SAP, H-error and purity are measured on the test split; the FactorVAE and beta-VAE "
         f"scores (evaluation accuracy) on fresh samples of the generative process, from {s['interventional_points']} "
         "training votes of 64 samples each; MIMOSA purity and coverage on the training split. Flat codes count "
-        "as one always-active group (one path).",
+        "as one always-active group for R4c; H-error and purity are given for hierarchical codes only. On "
+        "Boxhead, DCI macro / micro scores each level's factors on the codes whose largest importance is there.",
     ]
+    if s.get("grid"):
+        notes.append("COFHAE was selected over the paper's grid of tau, lambda_assign and lambda_tc (each run's "
+                     "history.json lists the grid's losses and the selected point).")
     if "seconds" in record:
         notes.append(f"The run took {record['seconds']:.0f} s.")
     metrics = {e.label: e.metrics for e in entries}

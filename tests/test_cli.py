@@ -157,7 +157,41 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(tiny_run, data_
     assert good["representation"].endswith("warped.npy") and "factor_vae_eval_accuracy" not in good
 
 
+def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
+    from hier_models import runs
+
+    monkeypatch.setattr(runs, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
+    out = tmp_path / "grid"
+    assert main(["train", "--dataset", DATASET, "--model", "cofhae", "--grid", "--epochs", "1", "--autoencoder-epochs",
+                 "1", "--set", "hidden_units=[32]", "--set", "discriminator_units=[32]", "--data-dir", data_dir,
+                 "--out", str(out), "--quiet"]) == 0
+    settings = json.loads((out / "history.json").read_text())["settings"]
+    grid = settings["grid"]
+    assert [r["hyperparameters"] for r in grid] == [
+        {"tau": 0.5, "lambda_tc": 1.0}, {"tau": 0.5, "lambda_tc": 10.0},
+        {"tau": 1.0, "lambda_tc": 1.0}, {"tau": 1.0, "lambda_tc": 10.0},
+    ]
+    # a third of 4 runs is 1: the selected run has the lowest assignment loss
+    (chosen,) = [r for r in grid if r["selected"]]
+    assert chosen["assignment_loss"] == min(r["assignment_loss"] for r in grid)
+    assert settings["selected"] == f"tau={chosen['hyperparameters']['tau']:g} lambda_tc={chosen['hyperparameters']['lambda_tc']:g}"
+    saved = runs.load_model(out)
+    assert (saved.tau, saved.lambda_tc) == (chosen["hyperparameters"]["tau"], chosen["hyperparameters"]["lambda_tc"])
+    printed = capsys.readouterr().out
+    assert f"grid of 4 COFHAE runs; selected {settings['selected']}" in printed
+
+
 # -------------------------------------------------------------------- failures
+def test_grid_fails_cleanly_where_it_does_not_apply(capsys, tmp_path):
+    out = str(tmp_path / "out")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--grid", "--out", out], tmp_path,
+           "--grid selects COFHAE's hyperparameters; AE has no grid")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "COFHAE", "--grid", "--set", "tau=0.5", "--out", out],
+           tmp_path, "--grid varies tau, lambda_assign, lambda_tc; drop --set tau")
+    _fails(capsys, ["run", "--models", "AE", "--grid", "--out", out], tmp_path,
+           "--grid selects COFHAE's hyperparameters; add COFHAE to the models")
+
+
 def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
     out = str(tmp_path / "out")
     _fails(capsys, ["run", "--datasets", "nosuch/thing", "--out", out, "--data-dir", data_dir], tmp_path, r"unknown dataset 'nosuch/thing'; choose from .*chopsticks/depth2_either")

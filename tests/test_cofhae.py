@@ -8,6 +8,7 @@ import tensorflow as tf
 import hier_datasets
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_models import FactorVAE
+from hier_models.hierarchical import PAPER_GRID, grid_points, grid_search
 from hier_models.cofhae import (
     COFHAE,
     HierarchicalEncoding,
@@ -208,6 +209,23 @@ def test_bad_input(chopsticks):
         model.fit(wrong, epochs=1, verbose=0)
     with pytest.raises(ValueError, match="needs \\(observation, targets\\) batches"):
         model.fit(tf.data.Dataset.from_tensor_slices(series[:32]).batch(16), epochs=1, verbose=0)
+
+
+def test_paper_grid_points_and_their_checks():
+    points = grid_points(PAPER_GRID)
+    assert len(points) == 27 and len({tuple(p.items()) for p in points}) == 27
+    assert {p["tau"] for p in points} == {0.5, 0.67, 1.0}
+    assert {p["lambda_assign"] for p in points} == {10.0, 100.0, 1000.0}
+    assert {p["lambda_tc"] for p in points} == {1.0, 10.0, 100.0}
+    assert points[0] == {"tau": 0.5, "lambda_assign": 10.0, "lambda_tc": 1.0}
+    assert points[1] == {"tau": 0.5, "lambda_assign": 10.0, "lambda_tc": 10.0}  # the last name varies fastest
+    with pytest.raises(ValueError, match=r"grid\['tau'\] must be a non-empty sequence"):
+        grid_points({"tau": ()})
+    with pytest.raises(ValueError, match="grid must be a non-empty mapping"):
+        grid_points({})
+    x = np.zeros((8, 4), np.float32)
+    with pytest.raises(ValueError, match="grid varies tau; do not also set it"):
+        grid_search(x, SPACESHAPES, np.zeros(8, int), grid={"tau": (0.5, 1.0)}, tau=0.5)
 
 
 def test_a_hierarchy_without_categoricals_trains_and_encodes():

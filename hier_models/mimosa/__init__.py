@@ -111,6 +111,8 @@ INITIAL_DIM = {
     "chopsticks/depth3_both": 7,
     "spaceshapes": 7,
 }
+# the depth-3 configs drawn with the authors' stopping rule span the same manifolds
+INITIAL_DIM.update({f"{name}_reference": dim for name, dim in INITIAL_DIM.items() if name.startswith("chopsticks/depth3_")})
 
 
 @dataclass
