@@ -221,11 +221,10 @@ def tc_decomposition(z, mean, logvar, dataset_size=None, estimator: str = "mws")
 
     - ``"mws"`` (default): minibatch weighted sampling, ``w_ij = 1 / (N M)``
       (:func:`minibatch_log_weights`; section 4.1), the estimator of
-      disentanglement_lib and of Chen et al.'s experiments. Its weights sum to 1/N per
-      row, so the terms carry constant offsets (mi ``+ log N``, tc ``+ (D - 1) log N``,
-      dwkl ``- D log N`` against weights that sum to one), which do not change the
-      gradients; disentanglement_lib's total correlation also drops the constant
-      ``(D - 1) log(N M)``;
+      disentanglement_lib's beta-TCVAE. Its weights sum to 1/N per row: against the
+      uniform weights 1/M, the terms carry constant offsets (mi ``+ log N``, tc
+      ``+ (D - 1) log N``, dwkl ``- D log N``) and the same gradients;
+      disentanglement_lib's total correlation also drops the constant ``(D - 1) log(N M)``;
     - ``"mss"``: minibatch stratified sampling (:func:`stratified_log_weights`;
       appendix C), whose weights sum to one: a consistent estimate of the terms.
 
