@@ -12,6 +12,13 @@ Hierarchical metrics (Ross & Doshi-Velez 2021): :func:`r4`, :func:`r4c`,
 definitions: :func:`dci` (and :func:`dci_split` over factor groups), :func:`mig`,
 :func:`sap`, :func:`factor_vae_score`, :func:`beta_vae_score`. Symmetry-based:
 :func:`lsbd`. All at once: :func:`evaluate`, :func:`evaluate_arrays`.
+
+The result dicts of :func:`r4`, :func:`r4c`, :func:`dci`, :func:`mig`, :func:`sap`,
+:func:`lsbd` and the FactorVAE and beta-VAE scores carry their headline number under
+``"score"``. A factor that is constant over the evaluated rows (for R^4_c, its active rows) carries
+no information to recover: R^4, R^4_c, DCI, MIG and SAP leave it out of their means,
+report it as NaN wherever they return per-factor values, and raise ``ValueError``
+when every factor is constant.
 """
 from hier_metrics.dci import dci, dci_from_importance, dci_split, dci_split_from_importance, importance_matrix
 from hier_metrics.evaluate import evaluate, evaluate_arrays

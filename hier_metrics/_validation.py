@@ -2,6 +2,12 @@
 
 Every public metric validates its arguments before doing any work and raises a
 ``ValueError`` that names the offending argument.
+
+Constant factors, one rule for every metric: a factor that holds a single value over
+the rows a metric evaluates (all rows; for R^4_c the rows where the factor is active)
+carries no information to recover. It is left out of the mean over factors, reported
+as NaN wherever a metric returns per-factor values, and a metric raises ``ValueError``
+when every factor is constant (see :func:`constant_columns`).
 """
 from __future__ import annotations
 
@@ -10,8 +16,8 @@ import numbers
 import numpy as np
 
 #: integer-valued columns with at most this many distinct values count as categorical
-#: when ``categorical="auto"``
-MAX_AUTO_CATEGORIES = 20
+#: when ``categorical="auto"`` (the threshold of Ross & Doshi-Velez's implementation)
+MAX_AUTO_CATEGORIES = 10
 
 
 def check_array(x, name: str, *, min_rows: int = 2, dtype=np.float64) -> np.ndarray:
@@ -45,6 +51,31 @@ def check_mask(mask, name: str, shape: tuple[int, int]) -> np.ndarray:
             raise ValueError(f"{name} must be boolean (or 0/1), got dtype {arr.dtype}")
         arr = arr.astype(bool)
     return arr
+
+
+def constant_columns(values: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+    """Boolean mask of the columns that hold a single value over the evaluated rows.
+
+    Without ``active`` every row is evaluated; with an (n, k) boolean ``active`` column
+    j is evaluated on the rows where ``active[:, j]`` holds, and a column with no such
+    row counts as constant.
+    """
+    if active is None:
+        return np.all(values == values[:1], axis=0)
+    out = np.ones(values.shape[1], dtype=bool)
+    for j in range(values.shape[1]):
+        col = values[active[:, j], j]
+        out[j] = col.size == 0 or bool(np.all(col == col[0]))
+    return out
+
+
+def check_not_all_constant(constant: np.ndarray, name: str = "factors", where: str = "") -> None:
+    """ValueError when every column is constant (``constant`` from :func:`constant_columns`)."""
+    if constant.all():
+        raise ValueError(
+            f"every column of {name} is constant{where}, so there is no information to recover; "
+            f"a constant factor is left out of the scores, and at least one must vary"
+        )
 
 
 def check_same_rows(**arrays) -> int:

@@ -1,5 +1,13 @@
 """DCI: disentanglement, completeness and informativeness (Eastwood & Williams 2018),
-with disentanglement_lib's defaults, and the split DCI of the Boxhead paper."""
+with disentanglement_lib's defaults, and the split DCI of the Boxhead paper.
+
+Constant factors: a factor that holds a single value carries no information to recover.
+No model is fitted for it: its importance column is 0, its informativeness NaN, and
+:func:`dci` and :func:`dci_split` leave it out (disentanglement and completeness are
+those of the importance matrix without its column, informativeness is the mean over
+the other factors). A call where every factor is constant raises ``ValueError``. On
+inputs without constant factors the values are disentanglement_lib's.
+"""
 from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
@@ -10,8 +18,10 @@ from hier_metrics._univariate import r2_scores, random_splits
 from hier_metrics._validation import (
     check_array,
     check_fraction,
+    check_not_all_constant,
     check_random_state,
     check_same_rows,
+    constant_columns,
     resolve_categorical,
 )
 
@@ -101,7 +111,9 @@ def importance_matrix(
     Returns:
       ``{"importance": (num_codes, num_factors), "informativeness_train": (K,),
       "informativeness_test": (K,)}``; informativeness is the accuracy for categorical
-      factors and max(0, R^2) for continuous ones, on a random ``test_size`` split.
+      factors and max(0, R^2) for continuous ones, on a random ``test_size`` split. A
+      constant factor has importance 0 and informativeness NaN; every factor constant
+      raises ``ValueError``.
     """
     factors = check_array(factors, "factors", min_rows=3)
     codes = check_array(codes, "codes", min_rows=3)
@@ -111,15 +123,18 @@ def importance_matrix(
         raise ValueError(f"estimator must be None or a callable (categorical, seed) -> estimator, got {estimator!r}")
     cat = resolve_categorical(factors, categorical, "factors")
     rng = check_random_state(random_state)
+    constant = constant_columns(factors)
+    check_not_all_constant(constant)
     train, test = next(random_splits(factors.shape[0], 1, test_size, rng))
     make = estimator or _default_estimator
     k = factors.shape[1]
     importance = np.zeros((codes.shape[1], k))
     info_train, info_test = np.zeros(k), np.zeros(k)
+    info_train[constant] = info_test[constant] = np.nan
     for j in range(k):
         y_tr, y_te = factors[train, j], factors[test, j]
         if np.ptp(y_tr) == 0:
-            continue  # nothing to predict: no importance, no information
+            continue  # constant (NaN), or a single value in the training rows: nothing learnt
         model = make(bool(cat[j]), int(rng.integers(2**31 - 1)))
         model.fit(codes[train], y_tr.astype(np.int64) if cat[j] else y_tr)
         importance[:, j] = np.abs(np.asarray(model.feature_importances_, dtype=np.float64))
@@ -138,17 +153,19 @@ def dci(factors, codes, *, random_state=0, **options) -> dict:
 
     An importance matrix from :func:`importance_matrix` (options: ``categorical``,
     ``test_size``, ``estimator``) is turned into scores by :func:`dci_from_importance`;
-    informativeness is the mean over factors of held-out accuracy or R^2.
+    informativeness is the mean over factors of held-out accuracy or R^2. Constant
+    factors are left out of all four.
 
     Returns:
-      ``{"disentanglement", "completeness", "informativeness_train",
-      "informativeness_test"}``, floats in [0, 1].
+      ``{"score", "disentanglement", "completeness", "informativeness_train",
+      "informativeness_test"}``, floats in [0, 1]; ``score`` is the disentanglement.
     """
     imp = importance_matrix(factors, codes, random_state=random_state, **options)
-    out = dci_from_importance(imp["importance"])
-    out["informativeness_train"] = float(imp["informativeness_train"].mean())
-    out["informativeness_test"] = float(imp["informativeness_test"].mean())
-    return out
+    varying = np.flatnonzero(~np.isnan(imp["informativeness_test"]))
+    out = dci_from_importance(imp["importance"][:, varying])
+    out["informativeness_train"] = float(imp["informativeness_train"][varying].mean())
+    out["informativeness_test"] = float(imp["informativeness_test"][varying].mean())
+    return {"score": out["disentanglement"], **out}
 
 
 def _resolve_groups(groups, num_factors: int, factor_names: Sequence[str] | None) -> dict[str, np.ndarray]:
@@ -273,12 +290,24 @@ def dci_split(
       "informativeness_test"}}``, plus ``"codes"`` (the group's code indices) with
       ``code_assignment="argmax"``. Informativeness is the mean over the group's factors
       of the held-out score of the model fitted on all codes, under either assignment.
+      Constant factors are left out of their group; a group whose factors are all
+      constant scores NaN.
     """
     factors_arr = check_array(factors, "factors", min_rows=3)
     resolved = _check_split(groups, factors_arr.shape[1], factor_names, code_assignment)
     imp = importance_matrix(factors_arr, codes, random_state=random_state, **options)
-    out = _split_scores(imp["importance"], resolved, code_assignment)
+    varying = ~np.isnan(imp["informativeness_test"])
+    resolved = {name: idx[varying[idx]] for name, idx in resolved.items()}
+    scored = _split_scores(imp["importance"], {n: idx for n, idx in resolved.items() if idx.size}, code_assignment)
+    out = {}
     for name, idx in resolved.items():
-        out[name]["informativeness_train"] = float(imp["informativeness_train"][idx].mean())
-        out[name]["informativeness_test"] = float(imp["informativeness_test"][idx].mean())
+        if idx.size:
+            out[name] = scored[name]
+            for key in ("informativeness_train", "informativeness_test"):
+                out[name][key] = float(imp[key][idx].mean())
+        else:  # every factor of the group is constant
+            out[name] = dict.fromkeys(("disentanglement", "completeness", "informativeness_train",
+                                       "informativeness_test"), np.nan)
+            if code_assignment == "argmax":
+                out[name]["codes"] = np.zeros(0, dtype=np.int64)
     return out

@@ -84,7 +84,9 @@ def _run_array_metrics(
             )
             out["r4c"], out["r4c_per_factor"] = res["score"], res["per_factor"].tolist()
         elif name == "dci":
-            _flatten("dci", dci(factors, codes, categorical=categorical, random_state=seed, **kw), out)
+            res = dci(factors, codes, categorical=categorical, random_state=seed, **kw)
+            res.pop("score")  # the same number as dci_disentanglement
+            _flatten("dci", res, out)
         elif name == "dci_split":
             res = dci_split(
                 factors, codes, groups=factor_groups, factor_names=factor_names,

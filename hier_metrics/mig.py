@@ -1,10 +1,23 @@
 """Mutual information gap (Chen et al. 2018), estimated with histograms as in
-disentanglement_lib."""
+disentanglement_lib.
+
+Constant factors: a factor that holds a single value carries no information to recover
+(its entropy is 0, so its normalised gap is undefined). It is left out of the mean over
+factors, and a call where every factor is constant raises ``ValueError``. On inputs
+without constant factors the values are disentanglement_lib's.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from hier_metrics._validation import check_array, check_positive_int, check_same_rows, resolve_categorical
+from hier_metrics._validation import (
+    check_array,
+    check_not_all_constant,
+    check_positive_int,
+    check_same_rows,
+    constant_columns,
+    resolve_categorical,
+)
 
 __all__ = ["mig", "histogram_discretize", "quantile_discretize", "discrete_mutual_info", "discrete_entropy"]
 
@@ -89,12 +102,14 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
         MIG = mean_k (I_(1)k - I_(2)k) / H_k
 
     where I_(1)k >= I_(2)k are the two largest informations about factor k (the second
-    is 0 when there is a single code). A factor of zero entropy (constant) carries
-    nothing to capture and is left out of the mean instead of being divided by zero;
-    when every factor is constant the score is 0.
+    is 0 when there is a single code). A constant factor (zero entropy) carries nothing
+    to capture and is left out of the mean instead of being divided by zero; when
+    every factor is constant the call raises ``ValueError``. (A factor that varies but
+    falls into a single bin, possible with ``discretization="quantile"`` and a value
+    that holds nearly every row, scores a gap of 0.)
 
     Returns:
-      ``{"mig": float}`` in [0, 1].
+      ``{"score": float, "mig": float}`` in [0, 1], the same number under both keys.
     """
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
@@ -103,6 +118,8 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     if discretization not in _DISCRETIZERS:
         raise ValueError(f"discretization must be one of {sorted(_DISCRETIZERS)}, got {discretization!r}")
     cat = resolve_categorical(factors, categorical, "factors")
+    constant = constant_columns(factors)
+    check_not_all_constant(constant)
     discretize = _DISCRETIZERS[discretization]
     f_disc = discretize(factors, num_bins)
     f_disc[:, cat] = factors[:, cat].astype(np.int64)
@@ -111,8 +128,8 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     entropy = discrete_entropy(f_disc)
     top = np.sort(info, axis=0)[::-1]
     second = top[1] if top.shape[0] > 1 else np.zeros(top.shape[1])
-    keep = entropy > 1e-12
-    if not keep.any():
-        return {"mig": 0.0}
-    gaps = (top[0, keep] - second[keep]) / entropy[keep]
-    return {"mig": float(np.clip(gaps, 0.0, 1.0).mean())}
+    keep = ~constant
+    spread = entropy[keep] > 1e-12
+    gaps = np.where(spread, (top[0, keep] - second[keep]) / np.where(spread, entropy[keep], 1.0), 0.0)
+    value = float(np.clip(gaps, 0.0, 1.0).mean())
+    return {"score": value, "mig": value}

@@ -16,6 +16,16 @@ dimension of a learned group on the rows where both are active, or its active se
 be *tiled* by the option groups of a learned categorical. That makes it invariant to
 "merging up" (one learned dimension standing for several mutually exclusive
 variables) and "pushing down" (one variable duplicated into every branch).
+
+Univariate fits use the binned estimator of ``hier_metrics._univariate`` (a per-bin
+least-squares line for continuous targets, a per-bin one-split stump for categorical
+ones), exact for one-to-one codes from 100 rows on, or the authors' boosted trees
+(``estimator="gbt"``).
+
+Constant factors: a factor that holds a single value over the evaluated rows (all
+rows for R^4, its active rows for R^4_c) carries no information to recover. Its row
+of :func:`r4_matrix` and its per-factor score are NaN, it is left out of the mean, and
+a call where every factor is constant raises ``ValueError``.
 """
 from __future__ import annotations
 
@@ -28,7 +38,9 @@ from hier_metrics._validation import (
     check_mask,
     check_positive_int,
     check_random_state,
+    check_not_all_constant,
     check_same_rows,
+    constant_columns,
     resolve_categorical,
 )
 
@@ -61,14 +73,19 @@ def r4_matrix(
       factors: (n, K) ground-truth variables. Columns flagged by ``categorical`` are
         predicted with classifiers and scored by accuracy; others by R^2.
       codes: (n, D) learned dimensions (treated as continuous).
-      categorical: ``"auto"`` (integer columns with at most 20 values), a boolean
-        mask over the factor columns, column indices, or a ``Hierarchy``.
+      categorical: ``"auto"`` (non-negative integer columns with at most 10 distinct
+        values, as in the authors' implementation), a boolean mask over the factor
+        columns, column indices, or a ``Hierarchy``.
       num_splits, test_size: random train/test splits each score is averaged over.
-      estimator: ``"binned"`` (a quantile-binned conditional mean, fast) or
-        ``"gbt"`` (histogram gradient-boosted trees on at most 5,000 training rows).
-      num_bins: bins of the binned estimator (``"auto"``: training rows // 60,
-        clipped to 10..128).
+      estimator: ``"binned"`` (fast; see ``hier_metrics._univariate``) or ``"gbt"``
+        (histogram gradient-boosted trees on at most 5,000 training rows).
+      num_bins: quantile bins of a continuous input for the binned estimator
+        (``"auto"``: training rows // 150, clipped to 10..128). An input with at most
+        max(bins, training rows // 10) distinct values gets one bin per value, and a
+        categorical target with C classes at least 2 C bins.
       random_state: integer seed or numpy Generator; drives the splits.
+
+    A constant factor's row is NaN; every factor constant raises ``ValueError``.
     """
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
@@ -76,24 +93,30 @@ def r4_matrix(
     _check_options(num_splits, test_size, estimator, num_bins)
     cat = resolve_categorical(factors, categorical, "factors")
     rng = check_random_state(random_state)
-    return correspondence(
-        factors, codes, cat, np.zeros(codes.shape[1], dtype=bool), rng,
+    constant = constant_columns(factors)
+    check_not_all_constant(constant)
+    out = np.full((factors.shape[1], codes.shape[1]), np.nan)
+    out[~constant] = correspondence(
+        factors[:, ~constant], codes, cat[~constant], np.zeros(codes.shape[1], dtype=bool), rng,
         num_splits=num_splits, test_size=test_size, num_bins=num_bins, estimator=estimator,
     )
+    return out
 
 
 def r4(factors, codes, *, random_state=0, **options) -> dict:
     """R^4 score (paper eq. 3): mean over factors of the best R^4 with any code.
 
-    ``R^4(V, Z) = 1/|V| sum_i max_j R^4(V_i <-> Z_j)``. Keyword options are those of
-    :func:`r4_matrix`.
+    ``R^4(V, Z) = 1/|V| sum_i max_j R^4(V_i <-> Z_j)`` over the factors V_i that are not
+    constant (a constant factor scores NaN and is left out). Keyword options are those
+    of :func:`r4_matrix`.
 
     Returns:
-      ``{"score": float, "per_factor": (K,) array}``, all values in [0, 1].
+      ``{"score": float, "per_factor": (K,) array}``, values in [0, 1] (NaN for a
+      constant factor).
     """
     matrix = r4_matrix(factors, codes, random_state=random_state, **options)
     per_factor = matrix.max(axis=1)
-    return {"score": float(per_factor.mean()), "per_factor": per_factor}
+    return {"score": float(np.nanmean(per_factor)), "per_factor": per_factor}
 
 
 def _group_tree(hierarchy):
@@ -145,7 +168,13 @@ def r4c(
     and R^4_c = mean_i R_c(V_i, root). The weights are taken relative to S so that a
     variable tiled perfectly at any depth scores 1 (relative to on(V_i), as eq. 5 is
     printed, a tiling below the first level would be discounted twice). Groups with
-    fewer than ``min_rows`` rows in S score 0; a factor that is never active scores 0.
+    fewer than ``min_rows`` rows in S score 0.
+
+    Constant factors: a factor that holds a single value on its active rows (or is
+    never active) scores NaN and is left out of the mean. Inside the tiling, an option
+    g' on whose rows ``S & on(g')`` the factor is constant has nothing left to recover
+    there and is left out of the weighted sum (the weights are renormalised over the
+    other options; with none left the tiling term is 0).
 
     Args:
       factors: (n, K) ground-truth variables; any values where inactive.
@@ -158,7 +187,8 @@ def r4c(
         :func:`r4_matrix`; code categoricals are always scored by accuracy.
 
     Returns:
-      ``{"score": float, "per_factor": (K,) array}``.
+      ``{"score": float, "per_factor": (K,) array}`` (NaN for a constant factor);
+      ``ValueError`` if every factor is constant on its active rows.
     """
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
@@ -179,6 +209,8 @@ def r4c(
     _check_options(num_splits, test_size, estimator, num_bins)
     check_positive_int(min_rows, "min_rows", minimum=2)
     cat = resolve_categorical(factors, categorical, "factors", active=factor_active)
+    constant = constant_columns(factors, factor_active)
+    check_not_all_constant(constant, where=" on the rows where it is active")
     code_cat = np.asarray(code_hierarchy.is_categorical, dtype=bool)
     _code_activity(codes, code_hierarchy)
     rng = check_random_state(random_state)
@@ -197,13 +229,17 @@ def r4c(
             direct = float(pair.max())
         tiled = 0.0
         if cat_index is not None and direct < 1.0:
+            weight = 0
             for option, child in enumerate(children):
                 sub = rows[codes[rows, cat_index] == option]
-                if sub.size:
-                    tiled += sub.size / rows.size * score(i, child, sub)
+                if sub.size and np.any(factors[sub, i] != factors[sub[0], i]):  # constant: left out
+                    tiled += sub.size * score(i, child, sub)
+                    weight += sub.size
+            tiled = tiled / weight if weight else 0.0
         return max(direct, tiled)
 
     per_factor = np.array(
-        [score(i, tree, np.flatnonzero(factor_active[:, i])) for i in range(factors.shape[1])], dtype=np.float64
+        [np.nan if constant[i] else score(i, tree, np.flatnonzero(factor_active[:, i])) for i in range(factors.shape[1])],
+        dtype=np.float64,
     )
-    return {"score": float(per_factor.mean()), "per_factor": per_factor}
+    return {"score": float(np.nanmean(per_factor)), "per_factor": per_factor}

@@ -1,4 +1,10 @@
-"""Separated attribute predictability (Kumar et al. 2018), disentanglement_lib's version."""
+"""Separated attribute predictability (Kumar et al. 2018), disentanglement_lib's version.
+
+Constant factors: a factor that holds a single value carries no information to recover.
+Its column of :func:`sap_matrix` is NaN, it is left out of the mean over factors, and
+a call where every factor is constant raises ``ValueError``. On inputs without constant
+factors the values are disentanglement_lib's.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +13,10 @@ from hier_metrics._univariate import random_splits
 from hier_metrics._validation import (
     check_array,
     check_fraction,
+    check_not_all_constant,
     check_random_state,
     check_same_rows,
+    constant_columns,
     resolve_categorical,
 )
 
@@ -33,7 +41,8 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
     Continuous factors: the R^2 of a linear fit, i.e. the squared correlation, on all
     rows. Categorical factors: the held-out accuracy of a linear SVM
     (``LinearSVC(C=0.01, class_weight="balanced")``) on one code, with a random
-    ``test_size`` split, as disentanglement_lib does for discrete factors.
+    ``test_size`` split, as disentanglement_lib does for discrete factors. The column
+    of a constant factor is NaN; every factor constant raises ``ValueError``.
     """
     factors = check_array(factors, "factors", min_rows=3)
     codes = check_array(codes, "codes", min_rows=3)
@@ -41,12 +50,15 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
     check_fraction(test_size, "test_size")
     cat = resolve_categorical(factors, categorical, "factors")
     rng = check_random_state(random_state)
+    constant = constant_columns(factors)
+    check_not_all_constant(constant)
     scores = _linear_r2(codes, factors)
-    if cat.any():
+    scores[:, constant] = np.nan
+    if (cat & ~constant).any():
         from sklearn.svm import LinearSVC
 
         train, test = next(random_splits(factors.shape[0], 1, test_size, rng))
-        for j in np.flatnonzero(cat):
+        for j in np.flatnonzero(cat & ~constant):
             y = factors[:, j].astype(np.int64)
             for i in range(codes.shape[1]):
                 x = codes[:, i : i + 1]
@@ -64,12 +76,15 @@ def sap(factors, codes, *, random_state=0, **options) -> dict:
 
     ``SAP = mean_k (S_(1)k - S_(2)k)`` with S the matrix of :func:`sap_matrix`
     (options ``categorical``, ``test_size``); the second score is 0 when there is a
-    single code. A duplicated code closes the gap, so SAP penalises it.
+    single code. A duplicated code closes the gap, so SAP penalises it. The mean runs
+    over the factors that are not constant.
 
     Returns:
-      ``{"sap": float}``.
+      ``{"score": float, "sap": float}``, the same number under both keys.
     """
     scores = sap_matrix(factors, codes, random_state=random_state, **options)
+    scores = scores[:, ~np.isnan(scores[0])]  # constant factors are left out
     top = np.sort(scores, axis=0)[::-1]
     second = top[1] if top.shape[0] > 1 else np.zeros(top.shape[1])
-    return {"sap": float(np.mean(top[0] - second))}
+    value = float(np.mean(top[0] - second))
+    return {"score": value, "sap": value}

@@ -70,8 +70,9 @@ def test_dci_perfect_shuffled_constant(factors):
     assert shuffled["disentanglement"] < 0.2 and shuffled["completeness"] < 0.2
     assert shuffled["informativeness_test"] < 0.05
     constant = hm.dci(factors, np.ones_like(codes))
-    assert constant == {"disentanglement": 0.0, "completeness": 0.0,
+    assert constant == {"score": 0.0, "disentanglement": 0.0, "completeness": 0.0,
                         "informativeness_train": 0.0, "informativeness_test": 0.0}
+    assert perfect["score"] == perfect["disentanglement"]
 
 
 def test_dci_disentanglement_and_completeness_not_swapped():
@@ -134,7 +135,8 @@ def test_mig_exact_value():
     """Factor y in {0, 1, 2, 3} (H = log 4); code 0 = y // 2 carries log 2, code 1 nothing."""
     y = np.tile([0.0, 1.0, 2.0, 3.0], 50)[:, None]
     codes = np.column_stack([y[:, 0] // 2, np.zeros(200)])
-    assert hm.mig(y, codes)["mig"] == pytest.approx(0.5, abs=1e-12)
+    res = hm.mig(y, codes)
+    assert res["mig"] == pytest.approx(0.5, abs=1e-12) and res["score"] == res["mig"]
     # a second code with the other bit carries as much: the gap closes
     codes[:, 1] = y[:, 0] % 2
     assert hm.mig(y, codes)["mig"] == pytest.approx(0.0, abs=1e-12)
@@ -170,7 +172,8 @@ def test_mig_skips_constant_factors_instead_of_dividing_by_zero(level_factors):
     with np.errstate(all="raise"):
         res = hm.mig(with_constant, codes)["mig"]
     assert res == pytest.approx(hm.mig(level_factors, codes)["mig"])
-    assert hm.mig(np.ones((100, 2)), np.random.default_rng(0).normal(size=(100, 3)))["mig"] == 0.0
+    with pytest.raises(ValueError, match="every column of factors is constant"):
+        hm.mig(np.ones((100, 2)), np.random.default_rng(0).normal(size=(100, 3)))
 
 
 # --------------------------------------------------------------------- SAP
@@ -179,7 +182,8 @@ def test_sap_exact_value():
     y = np.tile([1.0, -1.0, 1.0, -1.0], 25)[:, None]
     e = np.tile([1.0, 1.0, -1.0, -1.0], 25)
     codes = np.column_stack([y[:, 0], y[:, 0] + e, e])
-    assert hm.sap(y, codes)["sap"] == pytest.approx(0.5, abs=1e-12)
+    res = hm.sap(y, codes)
+    assert res["sap"] == pytest.approx(0.5, abs=1e-12) and res["score"] == res["sap"]
 
 
 def test_sap_perfect_shuffled_constant_duplicated(factors):
@@ -199,3 +203,31 @@ def test_sap_categorical_factor_uses_a_linear_classifier():
     matrix = hm.sap_matrix(y, codes)
     assert matrix[0, 0] > 0.98  # accuracy of the informative code
     assert 0.35 < matrix[1, 0] < 0.65  # chance level for noise
+
+
+# --------------------------------------------- disentanglement_lib's formulas
+def _dlib_discretize(x, num_bins=20):
+    """disentanglement_lib's histogram discretisation: np.digitize on np.histogram's edges."""
+    return np.column_stack([np.digitize(c, np.histogram(c, num_bins)[1][:-1]) for c in x.T])
+
+
+def test_mig_and_sap_equal_disentanglement_libs_formulas_on_flat_inputs():
+    """No constant factor: exactly the numbers of disentanglement_lib's definitions,
+    MIG from sklearn's mutual_info_score on 20-bin histograms, SAP from per-pair
+    squared correlations (np.cov) on continuous factors."""
+    from sklearn.metrics import mutual_info_score
+
+    rng = np.random.default_rng(11)
+    v = rng.uniform(-1, 1, size=(3000, 4))
+    z = np.column_stack([v[:, 0] + 0.2 * rng.normal(size=3000), np.exp(v[:, 1]), v[:, 2] - v[:, 3],
+                         v[:, 3] ** 3, rng.normal(size=3000)])
+    c, f = _dlib_discretize(z), _dlib_discretize(v)
+    mi = np.array([[mutual_info_score(f[:, j], c[:, i]) for j in range(4)] for i in range(5)])
+    entropy = np.array([mutual_info_score(f[:, j], f[:, j]) for j in range(4)])
+    top = np.sort(mi, axis=0)[::-1]
+    expected_mig = np.mean((top[0] - top[1]) / entropy)
+    assert hm.mig(v, z)["mig"] == pytest.approx(expected_mig, abs=1e-12)
+    r2 = np.array([[np.cov(z[:, i], v[:, j])[0, 1] ** 2 / (np.var(z[:, i], ddof=1) * np.var(v[:, j], ddof=1))
+                    for j in range(4)] for i in range(5)])
+    top = np.sort(r2, axis=0)[::-1]
+    assert hm.sap(v, z)["sap"] == pytest.approx(np.mean(top[0] - top[1]), abs=1e-12)

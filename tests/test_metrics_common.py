@@ -1,5 +1,6 @@
 """hier_metrics: shared test data, input validation of every metric, determinism,
-finite scores on constant columns, and import without TensorFlow.
+finite scores on constant codes, the rule for constant factors (left out, NaN per
+factor, an error when all are constant), and import without TensorFlow.
 
 The helpers here are imported by the other ``test_metrics_*`` modules.
 """
@@ -144,13 +145,88 @@ def _leaves(value):
 
 
 @pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
-def test_constant_columns_give_finite_scores(call):
-    f, z = F.copy(), Z.copy()
-    f[:, 1] = 0.25  # a constant factor
+def test_constant_codes_give_finite_scores(call):
+    z = Z.copy()
     z[:, 2] = -1.0  # a constant code
-    for factors, codes in ((f, z), (np.ones_like(F), z), (f, np.zeros_like(Z)), (np.ones_like(F), np.ones_like(Z))):
-        values = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(call(factors, codes))])
+    for codes in (z, np.zeros_like(Z)):
+        values = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(call(F, codes))])
         assert np.all(np.isfinite(values))
+
+
+# ------------------------------------------------------- constant factors
+#: F with a constant factor inserted as column 1; dropping it gives F
+F_CONST = np.column_stack([F[:, 0], np.full(len(F), 0.25), F[:, 1:]])
+Z_CONST = np.column_stack([Z, F[:, 0] - F[:, 2]])
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+def test_a_constant_factor_is_left_out_of_r4_and_r4c():
+    """The rule for constant factors: no information to recover, so left out of the
+    mean and NaN per factor; every other number is unchanged (same random draws)."""
+    with_c, without = hm.r4(F_CONST, Z_CONST), hm.r4(F, Z_CONST)
+    assert with_c["score"] == without["score"]
+    assert np.isnan(with_c["per_factor"][1])
+    _same(np.delete(with_c["per_factor"], 1), without["per_factor"])
+    matrix = hm.r4_matrix(F_CONST, Z_CONST)
+    assert np.all(np.isnan(matrix[1]))
+    _same(np.delete(matrix, 1, axis=0), hm.r4_matrix(F, Z_CONST))
+    on = np.ones(F_CONST.shape, bool)
+    with_c = hm.r4c(F_CONST, Z_CONST, factor_active=on)
+    without = hm.r4c(F, Z_CONST, factor_active=on[:, 1:])
+    assert with_c["score"] == without["score"] and np.isnan(with_c["per_factor"][1])
+    _same(np.delete(with_c["per_factor"], 1), without["per_factor"])
+
+
+def test_r4c_judges_constancy_on_the_active_rows():
+    """Factor 1 varies, but only where it is inactive: on its active rows it is constant."""
+    f = F_CONST.copy()
+    active = np.ones(f.shape, bool)
+    active[::2, 1] = False
+    f[::2, 1] = np.linspace(-1, 1, f[::2].shape[0])
+    res = hm.r4c(f, Z_CONST, factor_active=active)
+    assert np.isnan(res["per_factor"][1])
+    assert res["score"] == hm.r4c(F, Z_CONST, factor_active=np.ones(F.shape, bool))["score"]
+    never = active.copy()
+    never[:, 1] = False  # a factor that is never active has nothing to recover either
+    assert np.isnan(hm.r4c(f, Z_CONST, factor_active=never)["per_factor"][1])
+
+
+def test_a_constant_factor_is_left_out_of_dci():
+    with_c, without = hm.dci(F_CONST, Z_CONST), hm.dci(F, Z_CONST)
+    assert with_c == without
+    imp = hm.importance_matrix(F_CONST, Z_CONST)
+    assert np.all(imp["importance"][:, 1] == 0)
+    assert np.isnan(imp["informativeness_train"][1]) and np.isnan(imp["informativeness_test"][1])
+    reference = hm.importance_matrix(F, Z_CONST)
+    for key in reference:
+        _same(np.delete(imp[key], 1, axis=-1), reference[key])
+    for assignment in ("all", "argmax"):  # a group of constant factors only scores NaN
+        split = hm.dci_split(F_CONST, Z_CONST, groups={"a": [0, 2], "b": [3], "c": [1]}, code_assignment=assignment)
+        assert all(np.isnan(v) for k, v in split["c"].items() if k != "codes")
+    split = hm.dci_split(F_CONST, Z_CONST, groups={"a": [0, 1], "b": [2, 3]})
+    expected = hm.dci_split(F, Z_CONST, groups={"a": [0], "b": [1, 2]})
+    assert split == expected
+
+
+def test_a_constant_factor_is_left_out_of_mig_and_sap():
+    for fn in (hm.mig, hm.sap):
+        assert fn(F_CONST, Z_CONST) == fn(F, Z_CONST)
+    matrix = hm.sap_matrix(F_CONST, Z_CONST)
+    assert np.all(np.isnan(matrix[:, 1]))
+    _same(np.delete(matrix, 1, axis=1), hm.sap_matrix(F, Z_CONST))
+    # a categorical constant factor (SAP's classifier path) is left out too
+    cat = np.column_stack([F_CONST, np.ones(len(F))])
+    assert hm.sap(cat, Z_CONST, categorical=[4]) == hm.sap(F, Z_CONST)
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=IDS)
+def test_every_factor_constant_is_an_error(call):
+    for factors in (np.ones_like(F), np.column_stack([np.zeros(len(F)), np.full(len(F), 3.0), np.ones(len(F))])):
+        with pytest.raises(ValueError, match="every column of factors is constant"):
+            call(factors, Z)
 
 
 def test_categorical_argument_is_checked():
