@@ -608,6 +608,14 @@ def check_codes(codes, hierarchy: Hierarchy | None = None, *, source: str = "cod
     return arr.astype(np.float64)
 
 
+def factor_groups(ground_truth) -> dict[str, list[str]] | None:
+    """The macro- and micro-level factor groups of a dataset's metadata (Boxhead), or None."""
+    meta = ground_truth.metadata()
+    if "macro_factors" not in meta:
+        return None
+    return {"macro": list(meta["macro_factors"]), "micro": list(meta["micro_factors"])}
+
+
 #: metrics that every representation gets (see :func:`score`)
 ARRAY_METRICS = ("r4", "r4c", "dci", "mig", "sap")
 
@@ -626,15 +634,25 @@ def score(
 
     - ``r4``, ``r4c``, ``dci_*``, ``mig``, ``sap`` on the split; R4c over
       ``hierarchy`` (default: the codes as one flat, always-active group);
-    - ``h_error`` of that hierarchy against the true one and ``purity`` of the
-      paths the codes take (flat codes take a single path);
+    - on data with macro- and micro-level factor groups (Boxhead), the split DCI
+      ``dci_macro_*`` and ``dci_micro_*``, each code assigned to the group of its
+      largest importance as the Boxhead paper's authors computed it;
+    - for hierarchical codes (a ``hierarchy`` with a categorical), ``h_error`` of that
+      hierarchy against the true one and ``purity`` of the paths the codes take;
+      flat codes get neither (one path says nothing about the hierarchy);
     - with a ``representation`` function (observations -> codes), the FactorVAE and
       beta-VAE scores on fresh samples of the generative process, with
       ``interventional_points`` training votes / points and half as many for
       evaluation (disentanglement_lib uses 10,000); 0 skips them.
     """
+    hierarchical = hierarchy is not None and bool(np.any(hierarchy.is_categorical))
     hierarchy = hierarchy or flat_hierarchy(codes.shape[1])
-    steps = [*ARRAY_METRICS, "hierarchy"]
+    groups = factor_groups(data.dataset.ground_truth())
+    steps = [*ARRAY_METRICS]
+    if groups:
+        steps.insert(steps.index("dci") + 1, "dci_split")
+    if hierarchical:
+        steps.append("hierarchy")
     if representation is not None and interventional_points > 0:
         steps += ["factor_vae", "beta_vae"]
     out: dict = {}
@@ -645,6 +663,12 @@ def score(
             out.update(hier_metrics.evaluate_arrays(
                 data.factors, codes, factor_active=data.active, code_hierarchy=hierarchy,
                 categorical=data.hierarchy, metrics=[step], random_state=seed,
+            ))
+        elif step == "dci_split":
+            out.update(hier_metrics.evaluate_arrays(
+                data.factors, codes, categorical=data.hierarchy, factor_groups=groups,
+                factor_names=data.factor_names, metrics=["dci_split"], random_state=seed,
+                metric_options={"dci_split": {"code_assignment": "argmax"}},
             ))
         elif step == "hierarchy":
             out["h_error"] = hier_metrics.h_error(hierarchy, data.hierarchy)

@@ -21,8 +21,12 @@ class ChopsticksBuilder(HierarchicalBuilder):
     """Chopsticks: 64-point piecewise-linear series with hierarchical segments."""
 
     name = "chopsticks"
-    VERSION = tfds.core.Version("1.0.0")
-    RELEASE_NOTES = {"1.0.0": "First release."}
+    VERSION = tfds.core.Version("2.0.0")
+    RELEASE_NOTES = {
+        "2.0.0": "Categorical factors (the nested `chop` categoricals) hold their option index plus one where "
+        "active and 0 where inactive, so that 'inactive' is not read as the first option.",
+        "1.0.0": "First release.",
+    }
     BUILDER_CONFIGS = [
         HierarchicalConfig(
             name=f"depth{depth}_{variant}",
