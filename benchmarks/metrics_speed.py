@@ -5,9 +5,9 @@ reference method in the same run, on one thread:
 
 - R^4 (5 factors, 6 codes): the reference method fits scikit-learn's default
   gradient-boosted trees per (factor, code) pair in both directions over 5 random
-  splits (300 fits); ours uses the binned conditional mean. Per-factor scores are
-  compared on the same splits, on a flat case and on a hierarchical case (Spaceshapes
-  factors, which are 0 where inactive).
+  splits (300 fits); ours uses the binned estimator (a least-squares line per bin).
+  Per-factor scores are compared on the same splits, on a flat case and on a
+  hierarchical case (Spaceshapes factors, which are 0 where inactive).
 - DCI: disentanglement_lib's loop (default gradient-boosted trees per factor on
   10,000 train / 5,000 test samples) vs ours (the same trees, on a 2/3 : 1/3 split of
   the 10,000 samples).
@@ -20,7 +20,9 @@ reference method in the same run, on one thread:
   separable search (21 * 2).
 - R^4_c, purity and H-error: ours only (R^4_c) or against a per-path loop (purity).
 
-Results go to ``docs/results/metrics_speed.json`` and ``docs/results/metrics_speed.md``.
+Every time is the best of up to 5 runs, repeated while they take less than a second
+in all (so calls slower than a second run once). Results go to
+``docs/results/metrics_speed.json`` and ``docs/results/metrics_speed.md``.
 
     python benchmarks/metrics_speed.py            # full run (a few minutes)
     python benchmarks/metrics_speed.py --quick    # smaller sizes, to check the script
@@ -56,10 +58,17 @@ from hier_metrics.interventional import _Sampler  # noqa: E402
 OUT = ROOT / "docs" / "results"
 
 
-def timed(fn, *args, **kwargs):
-    start = time.perf_counter()
-    value = fn(*args, **kwargs)
-    return value, time.perf_counter() - start
+def timed(fn, *args, budget: float = 1.0, max_runs: int = 5, **kwargs):
+    """The first run's value and the best time of up to ``max_runs`` runs, repeated
+    while the runs so far took less than ``budget`` seconds (a shared machine's
+    timings of a fast call vary more than its cost)."""
+    times, value = [], None
+    while len(times) < max_runs and (not times or sum(times) < budget):
+        start = time.perf_counter()
+        result = fn(*args, **kwargs)
+        times.append(time.perf_counter() - start)
+        value = result if value is None else value
+    return value, min(times)
 
 
 # ------------------------------------------------------------------- data
@@ -340,7 +349,8 @@ def write_markdown(report: dict) -> None:
         "",
         "`python benchmarks/metrics_speed.py`: ours and a straightforward implementation of the",
         "reference method, side by side in one run, on a shared 2-core machine (timings vary by",
-        "some 20% from run to run). R^4 per-factor scores are compared on the same splits.",
+        "some 20% from run to run; each is the best of up to 5 runs within a second, so calls",
+        "slower than a second run once). R^4 per-factor scores are compared on the same splits.",
         "",
         "| metric | ours: s | baseline | baseline: s | speed-up | agreement |",
         "|---|---:|---|---:|---:|---|",
@@ -352,8 +362,11 @@ def write_markdown(report: dict) -> None:
         lines.append(f"| {row['metric']} | {row['ours_seconds']:.3f} | {base} | {base_s} | {speed} | {_agreement(row)} |")
     lines += [
         "",
-        "Target for R^4: at least 20x faster than the per-pair boosted trees with per-factor scores",
+        "Target for R^4: at least 100x faster than the per-pair boosted trees with per-factor scores",
         "within 0.02 (the authors' implementation took 139 s for a case of this size on this machine class).",
+        "Ours fits a least-squares line in each of 10 to 128 quantile bins of the input (one bin per",
+        "value for a discrete input; a one-split stump per bin for a categorical target), which",
+        "scores exact one-to-one codes >= 0.99 from 100 rows on.",
         "DCI uses the same boosted trees as disentanglement_lib (the Boxhead paper's definition), so",
         "it is not faster; ours fits on 2/3 of the 10,000 samples instead of 10,000 fresh ones.",
         "The FactorVAE and beta-VAE baselines draw their batches with the same hierarchy-aware",

@@ -6,14 +6,17 @@ the accuracy for a categorical Y (Ross & Doshi-Velez 2021, eq. 2; the authors fi
 gradient-boosted trees per pair).
 
 The default estimator is *binned*: the training rows are sorted by X and cut into bins
-(see :func:`bin_edges`), and within each bin
+(training rows // 150 quantile bins, 10 to 128; see :func:`bin_edges`), and within each
+bin
 
 - a continuous Y is predicted by the least-squares line of Y on X fitted to the bin's
   training rows, with X clipped to the bin's training range (a piecewise-linear fit
   that never extrapolates). A piecewise-constant fit (the bin mean) would leave the
   variance of Y within a bin, about f'(x)^2 h^2 / 12 for Y = f(X) and bin width h, which
   caps R^2 of an exact one-to-one code near 1 - 1/B^2 with B bins; the line leaves
-  about f''(x)^2 h^4 / 720.
+  about f''(x)^2 h^4 / 720. Each slope b is shrunk by max(0, 1 - var(b) / b^2), with
+  var(b) the residual variance over the bin's sum of squares of X, so that a slope at
+  the noise level falls to 0 and adds no variance (positive-part James-Stein).
 - a categorical Y is predicted by a one-split stump: the bin is split at the point
   between two training values that maximises the number of training rows predicted
   right by the majority class on each side (no split if none gains), so that a class
@@ -101,12 +104,13 @@ def _continuous_scores(bins: _Bins, x_te, ys, y_te) -> np.ndarray:
     dx = bins.x - mean_x[bins.bin]
     sxx = np.add.reduceat(dx * dx, bins.start)
     mean_y = np.add.reduceat(ys, bins.start, axis=0) / counts[:, None]
-    sxy = np.add.reduceat(dx[:, None] * ys, bins.start, axis=0)
+    dy = ys - mean_y[bins.bin]
+    sxy = np.add.reduceat(dx[:, None] * dy, bins.start, axis=0)
     low, high = bins.x[bins.start], bins.x[bins.end - 1]
     flat = (high <= low) | (sxx <= 0)  # a single value: the bin mean
     slope = np.where(flat[:, None], 0.0, sxy / np.where(flat, 1.0, sxx)[:, None])
     # shrink each slope b by max(0, 1 - var(b) / b^2): noise-level slopes fall to 0
-    syy = np.add.reduceat(ys * ys, bins.start, axis=0) - counts[:, None] * mean_y**2
+    syy = np.add.reduceat(dy * dy, bins.start, axis=0)
     resid = np.maximum(syy - slope * sxy, 0.0) / np.maximum(counts - 2, 1)[:, None]
     var_b = resid / np.where(flat, 1.0, sxx)[:, None]
     keep = np.where(slope != 0, 1.0 - var_b / np.where(slope != 0, slope**2, 1.0), 0.0)
