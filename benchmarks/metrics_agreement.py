@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 import hier_datasets  # noqa: E402
 import hier_metrics as hm  # noqa: E402
-from hier_datasets.hierarchy import Categorical, Group, Hierarchy  # noqa: E402
+from hier_datasets import Categorical, Group, Hierarchy  # noqa: E402
 from hier_metrics._univariate import random_splits  # noqa: E402
 from hier_metrics._validation import MAX_AUTO_CATEGORIES  # noqa: E402
 
@@ -90,19 +90,6 @@ class FlatProcess:
 
     def observations_from_factors(self, factors, rng: np.random.Generator) -> np.ndarray:
         return self.encode(np.asarray(factors, dtype=np.float64), rng)
-
-
-def one_based_activity(hierarchy: Hierarchy, factors: np.ndarray) -> np.ndarray:
-    """(n, K) activity of factors that hold option index + 1 for an active categorical.
-
-    Dimension d is active where every (categorical c, option k) on its path holds,
-    i.e. ``factors[:, c] == k + 1``.
-    """
-    active = np.ones(factors.shape, dtype=bool)
-    for d, conditions in enumerate(hierarchy.conditions):
-        for c, k in conditions:
-            active[:, d] &= factors[:, c] == k + 1
-    return active
 
 
 def merge_up(hierarchy: Hierarchy, name: str = "top") -> Hierarchy:
@@ -160,11 +147,7 @@ class HierarchicalProcess:
 
     def sample_factors(self, n: int, rng: np.random.Generator, fixed=None) -> np.ndarray:
         """Factors of the dataset's process; ``fixed`` as for ``GroundTruth.sample_factors``."""
-        factors = np.asarray(self.gt.sample_factors(n, rng, fixed=fixed), dtype=np.float64)
-        roots = [d for d in np.flatnonzero(self.hierarchy.is_categorical) if not self.hierarchy.conditions[d]]
-        if n and np.any(factors[:, roots] < 1):
-            raise ValueError("expected factors with categoricals as option index + 1 (the datasets' convention)")
-        return factors
+        return np.asarray(self.gt.sample_factors(n, rng, fixed=fixed), dtype=np.float64)
 
     def observations_from_factors(self, factors, rng: np.random.Generator) -> np.ndarray:
         f = np.asarray(factors, dtype=np.float64)
@@ -246,7 +229,7 @@ def case_arrays(name: str, process, index: int) -> dict:
     factors = np.asarray(process.sample_factors(N_ROWS, rng), dtype=np.float64)
     codes = np.asarray(process.observations_from_factors(factors, rng), dtype=np.float64)
     if isinstance(process, HierarchicalProcess):
-        active = one_based_activity(process.hierarchy, factors)
+        active = process.hierarchy.activity_mask(factors, one_based=True)
         code_h = process.code_hierarchy
         codes_ours = process.codes_zero_based(codes)
         factor_cat = np.asarray(process.hierarchy.is_categorical)
@@ -349,7 +332,7 @@ def path_cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(300)
     process = HierarchicalProcess()
     factors = process.sample_factors(N_ROWS, rng)
-    active = one_based_activity(process.hierarchy, factors)
+    active = process.hierarchy.activity_mask(factors, one_based=True)
     path_active = np.asarray(process.hierarchy.path_active)
     true = np.argmax(np.all(active[:, None, :] == path_active[None], axis=2), axis=1)
     paths = path_active.shape[0]
