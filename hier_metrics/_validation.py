@@ -61,7 +61,8 @@ def constant_columns(values: np.ndarray, active: np.ndarray | None = None) -> np
     row counts as constant.
     """
     if active is None:
-        return np.all(values == values[:1], axis=0)
+        cols = np.ascontiguousarray(values.T)  # reducing along rows of a wide array is slow
+        return cols.max(axis=1) == cols.min(axis=1)
     out = np.ones(values.shape[1], dtype=bool)
     for j in range(values.shape[1]):
         col = values[active[:, j], j]
