@@ -29,9 +29,8 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from hier_models import AE, BetaTCVAE
+from hier_models import AE, BetaTCVAE, paper_settings
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule
-from hier_models.mimosa import INITIAL_DIM, SPACESHAPES
 from hier_models.runs import flat_hierarchy
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -59,8 +58,9 @@ def run_dataset(name: str, args, seed: int) -> list[dict]:
     records = []
     common = {"dataset": name, "seed": seed, "train_size": args.train_size, "test_size": args.test_size, "epochs": args.epochs}
     start = time.perf_counter()
-    mimosa_options = SPACESHAPES if name == "spaceshapes" else {}
-    fit = fit_hierarchical(train_x, initial_dim=INITIAL_DIM[name], epochs=args.epochs, batch_size=args.batch_size,
+    mimosa_options = paper_settings(name)
+    initial_dim = mimosa_options.pop("initial_dim")
+    fit = fit_hierarchical(train_x, initial_dim=initial_dim, epochs=args.epochs, batch_size=args.batch_size,
                            seed=seed, mimosa_options=mimosa_options)
     records.append({
         **common, "model": "MIMOSA",

@@ -1,10 +1,10 @@
 """MIMOSA speed: the batched implementation against a point-by-point one.
 
-Codes: smoothly embedded Chopsticks (``hier_models.mimosa.synthetic``), standing in
+Codes: smoothly embedded Chopsticks (``hier_models._mimosa.synthetic``), standing in
 for the initial Softplus autoencoder, with the paper's initial dimensionality.
 
 - 10,000 points of 4-D codes (depth-2 ``either``): ours (``fit_mimosa``) and the
-  straightforward version (``hier_models.mimosa._pointwise``: one local SVD, one
+  straightforward version (``hier_models._mimosa._pointwise``: one local SVD, one
   similarity, one edge test at a time, contagion from a stack), same neighbours and
   same rules, step by step. The two must return the same hierarchy and assignments.
 - 90,000 points (depth-2 ``either``, 4-D, and ``both``, 5-D): ours alone, with the
@@ -31,9 +31,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hier_metrics.paths import coverage, h_error, purity  # noqa: E402
-from hier_models.mimosa import DEFAULTS, _resolve, fit_mimosa  # noqa: E402
-from hier_models.mimosa._pointwise import fit_mimosa_pointwise  # noqa: E402
-from hier_models.mimosa.synthetic import embedded_chopsticks  # noqa: E402
+from hier_models._mimosa import DEFAULTS, _resolve, fit_mimosa  # noqa: E402
+from hier_models._mimosa._pointwise import fit_mimosa_pointwise  # noqa: E402
+from hier_models._mimosa.synthetic import embedded_chopsticks  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 STEPS = ("neighbors", "local_svd", "similarity", "build_components", "edges", "merge_components",
@@ -120,12 +120,12 @@ def markdown(report: dict) -> str:
         "`python benchmarks/mimosa_speed.py` (one BLAS thread; shared machine, 1-minute load",
         f"average {load_before[0]:.1f} before and {report['load_average_after'][0]:.1f} after on "
         f"{report['cpus']} cores). Codes: smoothly embedded Chopsticks "
-        "(`hier_models.mimosa.synthetic.embedded_chopsticks`).",
+        "(`hier_models._mimosa.synthetic.embedded_chopsticks`).",
         "",
         f"## {small['points']:,} points of {small['dims']}-D codes ({small['dataset']})",
         "",
         "Batched (`fit_mimosa`, best of 3) against the point-by-point version of the same steps",
-        f"(`hier_models.mimosa._pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
+        f"(`hier_models._mimosa._pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
         "",
         "| step | batched (s) | point by point (s) | speed-up |",
         "|---|---:|---:|---:|",

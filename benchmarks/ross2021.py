@@ -41,9 +41,8 @@ import hier_datasets
 import hier_metrics
 from hier_datasets.builder import split_seed
 from hier_datasets.hierarchy import Hierarchy
-from hier_models import AE, BetaTCVAE, FactorVAE
+from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
-from hier_models.mimosa import INITIAL_DIM, SPACESHAPES, mimosa
 from hier_models.runs import Split, resolve_dataset, score
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -124,12 +123,14 @@ class Study:
         codes_file, mimosa_file = stem.with_suffix(".codes.npy"), stem.with_suffix(".mimosa.npz")
         (_, x), _ = self.data(name)
         x = as_float(x)
+        options = paper_settings(name)
+        initial_dim = options.pop("initial_dim")
         times = {}
         if codes_file.exists():
             codes = np.load(codes_file)
         else:
             start = time.perf_counter()
-            ae = AE(x.shape[1:], latent_dim=INITIAL_DIM[name], activation="softplus", seed=seed)
+            ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed)
             fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, seed=seed)
             codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
             np.save(codes_file, codes)
@@ -138,7 +139,7 @@ class Study:
             saved = np.load(mimosa_file)
             return Hierarchy.from_json(str(saved["hierarchy"])), saved["assignments"], times
         start = time.perf_counter()
-        hierarchy, assignments = mimosa(codes, **(SPACESHAPES if name == "spaceshapes" else {}))
+        hierarchy, assignments = mimosa(codes, **options)
         times["seconds_mimosa"] = time.perf_counter() - start
         np.savez(mimosa_file, hierarchy=hierarchy.to_json(), assignments=assignments)
         return hierarchy, assignments, times
@@ -325,9 +326,9 @@ def main(argv=None) -> None:
     parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes and MIMOSA output")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
     args = parser.parse_args(argv)
-    unknown = [d for d in args.datasets if d not in INITIAL_DIM]
+    unknown = [d for d in args.datasets if d not in PAPER_DATASETS + REFERENCE_DATASETS]
     if unknown:
-        parser.error(f"unknown datasets {unknown}; choose from {sorted(INITIAL_DIM)}")
+        parser.error(f"unknown datasets {unknown}; choose from {sorted(PAPER_DATASETS + REFERENCE_DATASETS)}")
     if not args.render:
         study = Study(args)
         units = plan(args)

@@ -11,14 +11,22 @@ imported):
 - :class:`COFHAE`: the hierarchical autoencoder of Ross & Doshi-Velez (2021) on a
   given :class:`~hier_datasets.Hierarchy`; :func:`mimosa` learns the hierarchy from
   codes and :func:`fit_hierarchical` runs the whole method (smooth AE -> MIMOSA ->
-  COFHAE). ``hier_models.mimosa`` is that function; the rest of its module is
-  imported by name (``from hier_models.mimosa import fit_mimosa, INITIAL_DIM``).
+  COFHAE). :func:`fit_mimosa` (:class:`MimosaResult`: MIMOSA with its intermediate
+  results), :data:`MIMOSA_DEFAULTS`, :data:`PAPER_SETTINGS` and
+  :func:`paper_settings` (the paper's ``initial_dim`` and MIMOSA options of a
+  dataset) come from the private subpackage ``hier_models._mimosa``;
+  ``hier_models.mimosa`` is the function.
 
 Each has ``encode(x) -> np.ndarray`` (posterior means) and reports its loss terms as
 Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
 :func:`build_ladder`) are public for reuse; :func:`pipeline` makes the TFDS input
 pipeline (imported on first use, as it loads TensorFlow Datasets).
 """
+import sys
+import types
+import warnings
+
+from hier_models import _mimosa
 from hier_models.architectures import ARCHITECTURES, architecture_spec, default_architecture
 from hier_models.base import Autoencoder
 from hier_models.ae import AE
@@ -28,7 +36,8 @@ from hier_models.factor_vae import FactorVAE, build_discriminator
 from hier_models.ladders import ProLVAE, ProVLAE
 from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical
-from hier_models.mimosa import mimosa
+from hier_models._mimosa import DEFAULTS as MIMOSA_DEFAULTS
+from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, fit_mimosa, mimosa, paper_settings
 from hier_models.networks import LadderNetworks, build_decoder, build_encoder, build_ladder
 from hier_models.schedules import LinearRamp, ladder_fade_in
 
@@ -41,7 +50,10 @@ __all__ = [
     "FactorVAE",
     "LadderNetworks",
     "LinearRamp",
+    "MIMOSA_DEFAULTS",
     "MODELS",
+    "MimosaResult",
+    "PAPER_SETTINGS",
     "ProLVAE",
     "ProVLAE",
     "VAE",
@@ -52,8 +64,10 @@ __all__ = [
     "build_ladder",
     "default_architecture",
     "fit_hierarchical",
+    "fit_mimosa",
     "ladder_fade_in",
     "mimosa",
+    "paper_settings",
     "pipeline",
 ]
 
@@ -66,4 +80,31 @@ def __getattr__(name):
         from hier_models.data import pipeline
 
         return pipeline
+    if name in _mimosa.DEPRECATED:  # INITIAL_DIM, CHOPSTICKS, SPACESHAPES: warns
+        return _mimosa.deprecated_alias(name, 1)
     raise AttributeError(f"module 'hier_models' has no attribute {name!r}")
+
+
+class _DeprecatedMimosaModule(types.ModuleType):
+    """``from hier_models.mimosa import X``, the old module path, forwarded to
+    ``hier_models._mimosa`` with a DeprecationWarning.
+
+    It lives in ``sys.modules`` only: the attribute ``hier_models.mimosa`` stays the
+    function, and ``hier_models.mimosa.<submodule>`` paths no longer exist.
+    """
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in _mimosa.DEPRECATED:
+            return _mimosa.deprecated_alias(name, 1)
+        warnings.warn(
+            f"importing {name!r} from hier_models.mimosa is deprecated; import it from hier_models "
+            "(hier_models.mimosa is the function)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_mimosa, name)
+
+
+sys.modules.setdefault("hier_models.mimosa", _DeprecatedMimosaModule("hier_models.mimosa"))

@@ -32,7 +32,7 @@ import tensorflow as tf
 from hier_datasets.hierarchy import Hierarchy
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
-from hier_models.mimosa import mimosa
+from hier_models._mimosa import mimosa
 
 __all__ = [
     "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_points",

@@ -1,31 +1,26 @@
 """MIMOSA: geometry kernels, component steps, hierarchy construction, and recovery of
 known structure from synthetic unions of manifolds and smoothly embedded Chopsticks."""
+import importlib
+
 import numpy as np
 import pytest
 
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics.paths import coverage, h_error, purity
-from hier_models.mimosa import (
-    DEFAULTS,
-    INITIAL_DIM,
-    SPACESHAPES,
-    _resolve,
-    default_min_common_edge_frac,
-    fit_mimosa,
-    mimosa,
-    name_dimensions,
-)
-from hier_models.mimosa._components import grow_components, members_of, merge_components, similar_neighbors
-from hier_models.mimosa._geometry import (
+import hier_models
+from hier_models import PAPER_SETTINGS, fit_mimosa, mimosa, paper_settings
+from hier_models._mimosa import DEFAULTS, _resolve, default_min_common_edge_frac, name_dimensions
+from hier_models._mimosa._components import grow_components, members_of, merge_components, similar_neighbors
+from hier_models._mimosa._geometry import (
     edge_mask,
     intrinsic_dims,
     local_svd,
     nearest_neighbors,
     tangent_similarity,
 )
-from hier_models.mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
-from hier_models.mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
-from hier_models.mimosa.synthetic import embedded_chopsticks
+from hier_models._mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
+from hier_models._mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
+from hier_models._mimosa.synthetic import embedded_chopsticks
 
 
 # --------------------------------------------------------------------------- data
@@ -102,8 +97,54 @@ def test_defaults_cover_every_hyperparameter_of_the_paper():
     resolved = _resolve(100_000, 4, DEFAULTS)
     assert (resolved["min_size_init"], resolved["min_size_merged"]) == (20, 2000)
     assert DEFAULTS["neighbor_lengthscale_mult"] == 10
-    assert SPACESHAPES == {"cos_simil_thresh": 0.95, "contagion_num": 3}
-    assert INITIAL_DIM["chopsticks/depth2_either"] == 4 and INITIAL_DIM["spaceshapes"] == 7
+    assert hier_models.MIMOSA_DEFAULTS is DEFAULTS
+
+
+def test_paper_settings_per_dataset():
+    assert paper_settings("spaceshapes") == {"initial_dim": 7, "cos_simil_thresh": 0.95, "contagion_num": 3}
+    assert paper_settings("spaceshapes/default") == paper_settings("spaceshapes")
+    assert paper_settings("chopsticks/depth2_either") == {"initial_dim": 4, "cos_simil_thresh": 0.99, "contagion_num": 5}
+    widths = {c: paper_settings(f"chopsticks/{c}")["initial_dim"] for c in PAPER_SETTINGS["chopsticks"]["initial_dim"]}
+    assert widths == {
+        "depth2_slope": 3, "depth2_inter": 3, "depth2_either": 4, "depth2_both": 5,
+        "depth3_slope": 4, "depth3_inter": 4, "depth3_either": 5, "depth3_both": 7,
+        "depth3_slope_reference": 4, "depth3_inter_reference": 4, "depth3_either_reference": 5,
+        "depth3_both_reference": 7,
+    }
+    # a resized config is the same process: the same settings
+    assert paper_settings("chopsticks/depth3_both_1000_200") == paper_settings("chopsticks/depth3_both")
+    # the Chopsticks options are the defaults, so mimosa(codes, **options) is mimosa(codes) there
+    options = paper_settings("chopsticks/depth3_inter")
+    del options["initial_dim"]
+    assert all(DEFAULTS[k] == v for k, v in options.items())
+    # each call returns a new dict
+    paper_settings("spaceshapes")["contagion_num"] = 99
+    assert PAPER_SETTINGS["spaceshapes"]["mimosa"]["contagion_num"] == 3
+    with pytest.raises(ValueError, match="families \\['chopsticks', 'spaceshapes'\\]"):
+        paper_settings("boxhead/boxhead1")
+    with pytest.raises(ValueError, match="config 'depth4_inter' of chopsticks; known: .*chopsticks/depth2_slope"):
+        paper_settings("chopsticks/depth4_inter")
+    with pytest.raises(ValueError, match="config '' of chopsticks"):
+        paper_settings("chopsticks")
+    with pytest.raises(ValueError, match="dataset_name must be a string"):
+        paper_settings(None)
+
+
+def test_deprecated_names_and_the_old_module_path():
+    with pytest.warns(DeprecationWarning, match="paper_settings"):
+        initial_dim = hier_models.INITIAL_DIM
+    assert initial_dim["chopsticks/depth2_either"] == 4 and initial_dim["spaceshapes"] == 7
+    assert set(initial_dim) == {f"chopsticks/{c}" for c in PAPER_SETTINGS["chopsticks"]["initial_dim"]} | {"spaceshapes"}
+    with pytest.warns(DeprecationWarning, match="paper_settings"):
+        assert hier_models.SPACESHAPES == {"cos_simil_thresh": 0.95, "contagion_num": 3}
+    with pytest.warns(DeprecationWarning, match="import it from hier_models"):
+        from hier_models.mimosa import fit_mimosa as old_fit_mimosa
+    assert old_fit_mimosa is fit_mimosa
+    # importing the old path leaves the function in place; its submodules are gone
+    importlib.import_module("hier_models.mimosa")
+    assert hier_models.mimosa is mimosa and callable(hier_models.mimosa)
+    with pytest.raises(ModuleNotFoundError, match="'hier_models.mimosa' is not a package"):
+        importlib.import_module("hier_models.mimosa.synthetic")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
-from hier_models.mimosa._geometry import make_tree
+from hier_models._mimosa._geometry import make_tree
 
 EMPTY_OPTION = "none"
 

@@ -2,7 +2,7 @@
 
 Ross & Doshi-Velez (2021), section 5 and appendix algorithms 1 and 3-7. The input is
 a set of already-reduced codes (the output of a smooth, e.g. Softplus, autoencoder
-with ``initial_dim`` units; see :data:`INITIAL_DIM`). The steps:
+with ``initial_dim`` units; see :func:`paper_settings`). The steps:
 
 1. neighbourhoods: the ``num_nearest_neighbors`` nearest codes of every code (ball
    tree, the point itself included);
@@ -22,11 +22,14 @@ with ``initial_dim`` units; see :data:`INITIAL_DIM`). The steps:
    the enclosure tree (enclosing components below enclosed ones) becomes the
    dimension hierarchy, and every kept point is assigned the path of its component.
 
-Example::
+The public names are imported from :mod:`hier_models` (this subpackage is private;
+``hier_models.mimosa`` is the function). Example::
 
-    from hier_models.mimosa import mimosa, SPACESHAPES
+    from hier_models import mimosa, paper_settings
     hierarchy, assignments = mimosa(codes)                  # Chopsticks defaults
-    hierarchy, assignments = mimosa(codes, **SPACESHAPES)   # cos_simil_thresh 0.95, contagion_num 3
+    settings = paper_settings("spaceshapes")                # {"initial_dim": 7, "cos_simil_thresh": 0.95, ...}
+    initial_dim = settings.pop("initial_dim")               # width of the smooth autoencoder before MIMOSA
+    hierarchy, assignments = mimosa(codes, **settings)      # cos_simil_thresh 0.95, contagion_num 3
     print(hierarchy)              # z0 / a0 ├── none: - └── c1: z1 ...
     # assignments[i]: index of point i's path in hierarchy.path_names, -1 if discarded
 
@@ -37,13 +40,15 @@ tree and per-step timings).
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.mimosa._components import (
+from hier_models._mimosa._components import (
     component_edges,
     edge_overlap,
     grow_components,
@@ -51,18 +56,17 @@ from hier_models.mimosa._components import (
     merge_components,
     similar_neighbors,
 )
-from hier_models.mimosa._geometry import TREES, local_svd, nearest_neighbors
-from hier_models.mimosa._progress import Stopwatch
-from hier_models.mimosa._tree import component_hierarchy, name_dimensions
+from hier_models._mimosa._geometry import TREES, local_svd, nearest_neighbors
+from hier_models._mimosa._progress import Stopwatch
+from hier_models._mimosa._tree import component_hierarchy, name_dimensions
 
 __all__ = [
     "mimosa",
     "fit_mimosa",
     "MimosaResult",
     "DEFAULTS",
-    "SPACESHAPES",
-    "CHOPSTICKS",
-    "INITIAL_DIM",
+    "PAPER_SETTINGS",
+    "paper_settings",
     "default_min_common_edge_frac",
     "name_dimensions",
 ]
@@ -92,27 +96,104 @@ DEFAULTS = dict(
     neighbor_lengthscale_mult=10.0,
 )
 
-#: The paper's Chopsticks settings (identical to :data:`DEFAULTS`).
-CHOPSTICKS = dict(cos_simil_thresh=0.99, contagion_num=5)
-#: The paper's Spaceshapes settings: ``mimosa(codes, **SPACESHAPES)``.
-SPACESHAPES = dict(cos_simil_thresh=0.95, contagion_num=3)
-
-#: Width of the initial smooth autoencoder used in the paper for each dataset
-#: configuration (one more than the largest intrinsic dimensionality of the codes'
-#: manifolds). MIMOSA itself takes the codes; this is for the step before it.
-INITIAL_DIM = {
-    "chopsticks/depth2_slope": 3,
-    "chopsticks/depth2_inter": 3,
-    "chopsticks/depth2_either": 4,
-    "chopsticks/depth2_both": 5,
-    "chopsticks/depth3_slope": 4,
-    "chopsticks/depth3_inter": 4,
-    "chopsticks/depth3_either": 5,
-    "chopsticks/depth3_both": 7,
-    "spaceshapes": 7,
+#: The paper's settings for each dataset family (appendix A.3): the MIMOSA
+#: hyperparameters it sets per family (``"mimosa"``; the others are :data:`DEFAULTS`
+#: for both) and the width of
+#: the initial smooth autoencoder for each config (``"initial_dim"``: one more than the
+#: largest intrinsic dimensionality of the codes' manifolds). MIMOSA itself takes the
+#: codes; ``initial_dim`` is for the step before it. Read it with :func:`paper_settings`.
+PAPER_SETTINGS = {
+    "chopsticks": {
+        "mimosa": {"cos_simil_thresh": 0.99, "contagion_num": 5},
+        "initial_dim": {
+            "depth2_slope": 3,
+            "depth2_inter": 3,
+            "depth2_either": 4,
+            "depth2_both": 5,
+            "depth3_slope": 4,
+            "depth3_inter": 4,
+            "depth3_either": 5,
+            "depth3_both": 7,
+        },
+    },
+    "spaceshapes": {
+        "mimosa": {"cos_simil_thresh": 0.95, "contagion_num": 3},
+        "initial_dim": {"default": 7},
+    },
 }
 # the depth-3 configs drawn with the authors' stopping rule span the same manifolds
-INITIAL_DIM.update({f"{name}_reference": dim for name, dim in INITIAL_DIM.items() if name.startswith("chopsticks/depth3_")})
+PAPER_SETTINGS["chopsticks"]["initial_dim"].update(
+    {f"{config}_reference": dim for config, dim in PAPER_SETTINGS["chopsticks"]["initial_dim"].items() if config.startswith("depth3_")}
+)
+_SIZED = re.compile(r"(?P<config>.+)_[0-9]+_[0-9]+")
+
+
+def paper_settings(dataset_name: str) -> dict:
+    """The paper's settings for a dataset: ``{"initial_dim": ..., **mimosa_options}``.
+
+    ``dataset_name`` is ``family/config`` (``"chopsticks/depth3_either"``), a resized
+    config ``family/config_TRAIN_TEST`` (:func:`hier_datasets.builder.sized_config`:
+    the same process, the same settings) or, for a family with one config, the family
+    alone (``"spaceshapes"``). The result is a new dict: ``initial_dim`` (the smooth
+    autoencoder's width) and the MIMOSA hyperparameters that the paper sets for that
+    family (the others are :data:`DEFAULTS`, the paper's values for both families),
+    so ``mimosa(codes, **{k: v for k, v in settings.items() if k != "initial_dim"})``
+    runs MIMOSA as the paper did. Raises ValueError for a family or config the paper
+    did not run MIMOSA on.
+    """
+    if not isinstance(dataset_name, str):
+        raise ValueError(f"dataset_name must be a string 'family/config', got {dataset_name!r}")
+    family, _, config = dataset_name.partition("/")
+    if family not in PAPER_SETTINGS:
+        raise ValueError(
+            f"dataset_name {dataset_name!r}: the paper ran MIMOSA on the families {sorted(PAPER_SETTINGS)} only"
+        )
+    dims = PAPER_SETTINGS[family]["initial_dim"]
+    if not config and len(dims) == 1:
+        config = next(iter(dims))
+    sized = _SIZED.fullmatch(config)
+    if config not in dims and sized and sized["config"] in dims:
+        config = sized["config"]
+    if config not in dims:
+        raise ValueError(
+            f"dataset_name {dataset_name!r}: no paper settings for config {config!r} of {family}; "
+            f"known: {[f'{family}/{c}' for c in dims]}"
+        )
+    return {"initial_dim": dims[config], **PAPER_SETTINGS[family]["mimosa"]}
+
+
+def _deprecated_aliases() -> dict:
+    """The names this module had before :data:`PAPER_SETTINGS`, built from it."""
+    initial_dim = {f"chopsticks/{c}": d for c, d in PAPER_SETTINGS["chopsticks"]["initial_dim"].items()}
+    initial_dim["spaceshapes"] = PAPER_SETTINGS["spaceshapes"]["initial_dim"]["default"]
+    return {
+        "INITIAL_DIM": initial_dim,
+        "CHOPSTICKS": dict(PAPER_SETTINGS["chopsticks"]["mimosa"]),
+        "SPACESHAPES": dict(PAPER_SETTINGS["spaceshapes"]["mimosa"]),
+    }
+
+
+#: deprecated names: ``INITIAL_DIM`` (width per ``family/config``, ``"spaceshapes"``
+#: for Spaceshapes), ``CHOPSTICKS`` and ``SPACESHAPES`` (MIMOSA options of a family);
+#: use :func:`paper_settings`
+DEPRECATED = ("INITIAL_DIM", "CHOPSTICKS", "SPACESHAPES")
+
+
+def deprecated_alias(name: str, stacklevel: int = 1):
+    """The value of a :data:`DEPRECATED` name, with a DeprecationWarning attributed to
+    the frame ``stacklevel`` levels above the caller."""
+    warnings.warn(
+        f"{name} is deprecated; use hier_models.paper_settings(dataset_name)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 2,
+    )
+    return _deprecated_aliases()[name]
+
+
+def __getattr__(name):
+    if name in DEPRECATED:
+        return deprecated_alias(name, 1)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass

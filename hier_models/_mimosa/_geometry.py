@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import BallTree, KDTree
 
-from hier_models.mimosa._progress import progress
+from hier_models._mimosa._progress import progress
 
 # Number of neighbourhoods per batched SVD call; bounds the (chunk, k, D) temporaries.
 SVD_CHUNK = 8192

@@ -4,7 +4,7 @@ It follows the same definitions as the batched implementation (same neighbours,
 same RANSAC refit, same dimensionality rule, same edge criterion, same merge rule)
 but loops over points, neighbour pairs and edge points in Python, one small numpy
 call at a time, the way the algorithms read in the paper's appendix. It is slow on
-purpose; use :func:`hier_models.mimosa.fit_mimosa`.
+purpose; use :func:`hier_models.fit_mimosa`.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from collections import deque
 import numpy as np
 from sklearn.neighbors import BallTree
 
-from hier_models.mimosa._geometry import edge_mask, intrinsic_dims, nearest_neighbors
-from hier_models.mimosa._progress import Stopwatch
-from hier_models.mimosa._tree import component_hierarchy
+from hier_models._mimosa._geometry import edge_mask, intrinsic_dims, nearest_neighbors
+from hier_models._mimosa._progress import Stopwatch
+from hier_models._mimosa._tree import component_hierarchy
 
 
 def pointwise_local_svd(codes, neighbors, ransac_frac, eig_cumsum_thresh, eig_decay_thresh):
@@ -144,7 +144,7 @@ def fit_mimosa_pointwise(codes, hp, tree: str = "ball"):
 
     Returns a dict with ``hierarchy``, ``assignments``, ``local_dims``, ``bases``,
     ``initial_components``, ``edges`` and ``timings`` (seconds per step, named as in
-    :class:`~hier_models.mimosa.MimosaResult`; similarity is computed inside the
+    :class:`~hier_models.MimosaResult`; similarity is computed inside the
     component growth here).
     """
     Z = np.asarray(codes, dtype=np.float64)

@@ -23,18 +23,19 @@ def embedded_chopsticks(
 
     The series are centred and projected onto the directions they span, each
     whitened to unit variance, zero-padded to ``dim`` dimensions (default: the
-    paper's initial dimensionality, ``INITIAL_DIM[config]``), and passed through
+    paper's initial dimensionality, ``paper_settings(config)["initial_dim"]``), and passed through
     ``z + bend * tanh(z @ W)`` with a fixed random ``W`` of scale ``1/sqrt(dim)``.
     ``true_paths`` holds each sample's ground-truth path index. A config whose series
     span more directions than ``dim`` raises ValueError (depth-3 ``either`` spans 6,
     one more than the paper's autoencoder width of 5: pass ``dim=6``).
     """
-    from hier_models.mimosa import INITIAL_DIM
+    from hier_models._mimosa import paper_settings
 
     if dim is None:
-        if config not in INITIAL_DIM:
-            raise ValueError(f"no default dim for {config!r}; pass dim= (known: {sorted(INITIAL_DIM)})")
-        dim = INITIAL_DIM[config]
+        try:
+            dim = paper_settings(config)["initial_dim"]
+        except ValueError as err:
+            raise ValueError(f"no default dim for {config!r}; pass dim= ({err})") from None
     gt = ground_truth(config)
     factors, series = gt.sample(n, seed)
     centred = series - series.mean(axis=0)
