@@ -3,10 +3,10 @@
 An :class:`ArchitectureSpec` lists the stages of a network in a tiny layer language
 (see :mod:`hier_models.networks`, which turns specs into Keras models):
 
-- ``Conv(filters, kernel, stride)``: a 'same'-padded convolution;
-- ``Up(filters, kernel, stride)``: a 'same'-padded transposed convolution;
-- ``Dense(units)``, ``Flatten()``, ``Reshape(shape)``;
-- ``Residual(filters, kernel)``: two stride-1 convolutions added to the input.
+- ``ConvSpec(filters, kernel, stride)``: a 'same'-padded convolution;
+- ``UpSpec(filters, kernel, stride)``: a 'same'-padded transposed convolution;
+- ``DenseSpec(units)``, ``FlattenSpec()``, ``ReshapeSpec(shape)``;
+- ``ResidualSpec(filters, kernel)``: two stride-1 convolutions added to the input.
 
 Every hidden layer is followed by batch normalisation when the architecture uses it
 and then by the activation; the last layer of the decoder is linear (logits or means).
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Callable, NamedTuple
 
 from hier_models.validation import check_choice, check_units
@@ -43,44 +44,65 @@ from hier_models.validation import check_choice, check_units
 __all__ = [
     "ARCHITECTURES",
     "ArchitectureSpec",
-    "Conv",
-    "Dense",
-    "Flatten",
-    "Reshape",
-    "Residual",
-    "Up",
+    "ConvSpec",
+    "DenseSpec",
+    "FlattenSpec",
+    "ReshapeSpec",
+    "ResidualSpec",
+    "UpSpec",
     "architecture_spec",
     "default_architecture",
 ]
 
 
-class Conv(NamedTuple):
+class ConvSpec(NamedTuple):
     filters: int
     kernel: int
     stride: int
 
 
-class Up(NamedTuple):
+class UpSpec(NamedTuple):
     filters: int
     kernel: int
     stride: int
 
 
-class Dense(NamedTuple):
+class DenseSpec(NamedTuple):
     units: int
 
 
-class Flatten(NamedTuple):
+class FlattenSpec(NamedTuple):
     pass
 
 
-class Reshape(NamedTuple):
+class ReshapeSpec(NamedTuple):
     shape: tuple
 
 
-class Residual(NamedTuple):
+class ResidualSpec(NamedTuple):
     filters: int
     kernel: int
+
+
+#: the names these tuples had before (they read like Keras layers); deprecated
+_OLD_NAMES = {
+    "Conv": ConvSpec,
+    "Up": UpSpec,
+    "Dense": DenseSpec,
+    "Flatten": FlattenSpec,
+    "Reshape": ReshapeSpec,
+    "Residual": ResidualSpec,
+}
+
+
+def __getattr__(name):
+    if name in _OLD_NAMES:
+        new = _OLD_NAMES[name]
+        warnings.warn(
+            f"hier_models.architectures.{name} is deprecated; use {new.__name__}", DeprecationWarning, stacklevel=2
+        )
+        return new
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +149,7 @@ def _mlp(input_shape, hidden_units, ladder_layers):
         )
     default = (256, 256) if ladder_layers is None else (256,)
     units = check_units("hidden_units", default if hidden_units is None else hidden_units)
-    stage = tuple(Dense(u) for u in units)
+    stage = tuple(DenseSpec(u) for u in units)
     num_layers = ladder_layers or 1
     return ArchitectureSpec(
         name="mlp",
@@ -136,32 +158,35 @@ def _mlp(input_shape, hidden_units, ladder_layers):
         batch_norm=False,
         encoder_stages=(stage,) * num_layers,
         decoder_stages=(stage,) * num_layers,
-        output=(Dense(input_shape[0]),),
-        ladder_encoder=(Dense(units[-1]),),
-        ladder_decoder=lambda shape: (Dense(math.prod(shape)), Reshape(tuple(shape))),
+        output=(DenseSpec(input_shape[0]),),
+        ladder_encoder=(DenseSpec(units[-1]),),
+        ladder_decoder=lambda shape: (DenseSpec(math.prod(shape)), ReshapeSpec(tuple(shape))),
     )
 
 
 def _burgess(input_shape, hidden_units, ladder_layers):
     channels = _image_channels("burgess", input_shape)
     if ladder_layers is None:
-        encoder_stages = ((Conv(32, 4, 2),) * 4 + (Flatten(), Dense(256), Dense(256)),)
-        decoder_stages = ((Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32))) + (Up(32, 4, 2),) * 3,)
+        encoder_stages = ((ConvSpec(32, 4, 2),) * 4 + (FlattenSpec(), DenseSpec(256), DenseSpec(256)),)
+        decoder_stages = (
+            (DenseSpec(256), DenseSpec(256), DenseSpec(4 * 4 * 32), ReshapeSpec((4, 4, 32))) + (UpSpec(32, 4, 2),) * 3,
+        )
     else:
         # The same layers cut into three ladder stages (features 16x16, 8x8, flat).
         encoder_stages = (
-            (Conv(32, 4, 2), Conv(32, 4, 2)),
-            (Conv(32, 4, 2),),
-            (Conv(32, 4, 2), Flatten(), Dense(256), Dense(256)),
+            (ConvSpec(32, 4, 2), ConvSpec(32, 4, 2)),
+            (ConvSpec(32, 4, 2),),
+            (ConvSpec(32, 4, 2), FlattenSpec(), DenseSpec(256), DenseSpec(256)),
         )
         decoder_stages = (
-            (Up(32, 4, 2),),  # g1: 16x16 -> 32x32
-            (Up(32, 4, 2),),  # g2: 8x8 -> 16x16
-            (Dense(256), Dense(256), Dense(4 * 4 * 32), Reshape((4, 4, 32)), Up(32, 4, 2)),  # g3: -> 8x8
+            (UpSpec(32, 4, 2),),  # g1: 16x16 -> 32x32
+            (UpSpec(32, 4, 2),),  # g2: 8x8 -> 16x16
+            # g3: -> 8x8
+            (DenseSpec(256), DenseSpec(256), DenseSpec(4 * 4 * 32), ReshapeSpec((4, 4, 32)), UpSpec(32, 4, 2)),
         )
 
     def ladder_decoder(shape):
-        return (Dense(256), Dense(math.prod(shape)), Reshape(tuple(shape)))
+        return (DenseSpec(256), DenseSpec(math.prod(shape)), ReshapeSpec(tuple(shape)))
 
     return ArchitectureSpec(
         name="burgess",
@@ -170,8 +195,8 @@ def _burgess(input_shape, hidden_units, ladder_layers):
         batch_norm=False,
         encoder_stages=encoder_stages,
         decoder_stages=decoder_stages,
-        output=(Up(channels, 4, 2),),
-        ladder_encoder=(Conv(32, 4, 2), Flatten(), Dense(256)),
+        output=(UpSpec(channels, 4, 2),),
+        ladder_encoder=(ConvSpec(32, 4, 2), FlattenSpec(), DenseSpec(256)),
         ladder_decoder=ladder_decoder,
     )
 
@@ -181,7 +206,7 @@ def _boxhead(name, input_shape, encoder_stages, decoder_stages):
     channels = _image_channels(name, input_shape)
 
     def ladder_decoder(shape):
-        return (Dense(1024), Dense(math.prod(shape)), Reshape(tuple(shape)))
+        return (DenseSpec(1024), DenseSpec(math.prod(shape)), ReshapeSpec(tuple(shape)))
 
     return ArchitectureSpec(
         name=name,
@@ -190,43 +215,43 @@ def _boxhead(name, input_shape, encoder_stages, decoder_stages):
         batch_norm=True,
         encoder_stages=encoder_stages,
         decoder_stages=decoder_stages,
-        output=(Up(channels, 4, 2),),
-        ladder_encoder=(Conv(128, 4, 2), Conv(256, 4, 1), Flatten(), Dense(1024)),
+        output=(UpSpec(channels, 4, 2),),
+        ladder_encoder=(ConvSpec(128, 4, 2), ConvSpec(256, 4, 1), FlattenSpec(), DenseSpec(1024)),
         ladder_decoder=ladder_decoder,
     )
 
 
 def _boxhead_small(input_shape, hidden_units, ladder_layers):
     encoder_stages = (
-        (Conv(64, 4, 2),),
-        (Conv(128, 4, 2),),
-        (Conv(256, 2, 2), Conv(512, 2, 2), Flatten(), Dense(1024)),
+        (ConvSpec(64, 4, 2),),
+        (ConvSpec(128, 4, 2),),
+        (ConvSpec(256, 2, 2), ConvSpec(512, 2, 2), FlattenSpec(), DenseSpec(1024)),
     )
     decoder_stages = (
-        (Up(128, 4, 2), Conv(64, 4, 1)),  # g1
-        (Conv(256, 4, 1), Up(128, 4, 2)),  # g2
-        (Dense(1024), Dense(4 * 4 * 512), Reshape((4, 4, 512)), Up(256, 4, 2)),  # g3
+        (UpSpec(128, 4, 2), ConvSpec(64, 4, 1)),  # g1
+        (ConvSpec(256, 4, 1), UpSpec(128, 4, 2)),  # g2
+        (DenseSpec(1024), DenseSpec(4 * 4 * 512), ReshapeSpec((4, 4, 512)), UpSpec(256, 4, 2)),  # g3
     )
     return _boxhead("boxhead_small", input_shape, encoder_stages, decoder_stages)
 
 
 def _boxhead_large(input_shape, hidden_units, ladder_layers):
     encoder_stages = (
-        (Conv(64, 1, 2), Residual(64, 4)),
-        (Conv(128, 1, 2), Residual(128, 4)),
-        (Conv(256, 1, 2), Residual(256, 2), Conv(512, 2, 2), Flatten(), Dense(1024)),
+        (ConvSpec(64, 1, 2), ResidualSpec(64, 4)),
+        (ConvSpec(128, 1, 2), ResidualSpec(128, 4)),
+        (ConvSpec(256, 1, 2), ResidualSpec(256, 2), ConvSpec(512, 2, 2), FlattenSpec(), DenseSpec(1024)),
     )
     decoder_stages = (
-        (Conv(64, 1, 1), Residual(64, 4)),  # g1
-        (Conv(128, 1, 1), Residual(128, 4), Up(64, 4, 2)),  # g2
+        (ConvSpec(64, 1, 1), ResidualSpec(64, 4)),  # g1
+        (ConvSpec(128, 1, 1), ResidualSpec(128, 4), UpSpec(64, 4, 2)),  # g2
         (
-            Dense(1024),
-            Dense(4 * 4 * 512),
-            Reshape((4, 4, 512)),
-            Up(256, 4, 2),
-            Up(256, 1, 2),
-            Residual(256, 4),
-            Conv(128, 4, 1),
+            DenseSpec(1024),
+            DenseSpec(4 * 4 * 512),
+            ReshapeSpec((4, 4, 512)),
+            UpSpec(256, 4, 2),
+            UpSpec(256, 1, 2),
+            ResidualSpec(256, 4),
+            ConvSpec(128, 4, 1),
         ),  # g3
     )
     return _boxhead("boxhead_large", input_shape, encoder_stages, decoder_stages)

@@ -20,12 +20,12 @@ import keras
 
 from hier_models.architectures import (
     ArchitectureSpec,
-    Conv,
-    Dense,
-    Flatten,
-    Reshape,
-    Residual,
-    Up,
+    ConvSpec,
+    DenseSpec,
+    FlattenSpec,
+    ReshapeSpec,
+    ResidualSpec,
+    UpSpec,
     architecture_spec,
 )
 from hier_models.validation import check_input_shape, check_positive_int
@@ -57,15 +57,15 @@ def _normalise_and_activate(h, spec: ArchitectureSpec, activation: str, namer: _
 
 
 def _linear_layer(op, namer: _Namer, dtype=None):
-    if isinstance(op, Conv):
+    if isinstance(op, ConvSpec):
         return keras.layers.Conv2D(
             op.filters, op.kernel, strides=op.stride, padding="same", name=namer("conv"), dtype=dtype
         )
-    if isinstance(op, Up):
+    if isinstance(op, UpSpec):
         return keras.layers.Conv2DTranspose(
             op.filters, op.kernel, strides=op.stride, padding="same", name=namer("up"), dtype=dtype
         )
-    if isinstance(op, Dense):
+    if isinstance(op, DenseSpec):
         return keras.layers.Dense(op.units, name=namer("dense"), dtype=dtype)
     raise TypeError(f"not a weighted layer: {op!r}")
 
@@ -79,11 +79,11 @@ def apply_stage(h, ops, spec: ArchitectureSpec, activation: str, namer: _Namer, 
     """
     for i, op in enumerate(ops):
         last = i == len(ops) - 1
-        if isinstance(op, Flatten):
+        if isinstance(op, FlattenSpec):
             h = keras.layers.Flatten(name=namer("flatten"))(h)
-        elif isinstance(op, Reshape):
+        elif isinstance(op, ReshapeSpec):
             h = keras.layers.Reshape(op.shape, name=namer("reshape"))(h)
-        elif isinstance(op, Residual):
+        elif isinstance(op, ResidualSpec):
             skip = h
             h = keras.layers.Conv2D(op.filters, op.kernel, padding="same", name=namer("conv"))(h)
             h = _normalise_and_activate(h, spec, activation, namer)
@@ -135,7 +135,7 @@ def build_encoder(
     """
     output_dim = check_positive_int("output_dim", output_dim)
     spec = _spec(input_shape, architecture, hidden_units)
-    return _chain(spec.input_shape, spec.encoder_stages, (Dense(output_dim),), spec, activation, name)
+    return _chain(spec.input_shape, spec.encoder_stages, (DenseSpec(output_dim),), spec, activation, name)
 
 
 def build_decoder(

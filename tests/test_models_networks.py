@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hier_models
-from hier_models.architectures import architecture_spec
+from hier_models.architectures import ConvSpec, DenseSpec, FlattenSpec, ReshapeSpec, architecture_spec
 
 
 def layers_of(model, kind):
@@ -105,12 +105,22 @@ def test_vlae_has_no_prior_networks_and_lvae_does():
 
 def test_boxhead_ladder_spec_matches_the_appendix_tables():
     spec = architecture_spec("boxhead_small", (64, 64, 3), ladder_layers=3)
-    assert [type(op).__name__ for op in spec.ladder_encoder] == ["Conv", "Conv", "Flatten", "Dense"]
-    assert spec.ladder_encoder[0] == (128, 4, 2) and spec.ladder_encoder[1] == (256, 4, 1)
-    assert spec.ladder_encoder[3].units == 1024
+    # (NamedTuples compare as tuples, so the types are compared too)
+    expected = (ConvSpec(128, 4, 2), ConvSpec(256, 4, 1), FlattenSpec(), DenseSpec(1024))
+    assert spec.ladder_encoder == expected and list(map(type, spec.ladder_encoder)) == list(map(type, expected))
     decoder = spec.ladder_decoder((8, 8, 256))
-    assert [getattr(op, "units", None) for op in decoder[:2]] == [1024, 8 * 8 * 256]
-    assert decoder[2].shape == (8, 8, 256)
+    expected = (DenseSpec(1024), DenseSpec(8 * 8 * 256), ReshapeSpec((8, 8, 256)))
+    assert decoder == expected and list(map(type, decoder)) == list(map(type, expected))
+
+
+def test_old_spec_names_are_deprecated_aliases():
+    import hier_models.architectures as architectures
+
+    for old, new in (("Conv", ConvSpec), ("Dense", DenseSpec), ("Flatten", FlattenSpec), ("Reshape", ReshapeSpec)):
+        with pytest.warns(DeprecationWarning, match=f"{new.__name__}"):
+            assert getattr(architectures, old) is new
+    with pytest.raises(AttributeError, match="Dense2"):
+        architectures.Dense2  # noqa: B018
 
 
 @pytest.mark.slow
