@@ -19,13 +19,26 @@ __all__ = [
 ]
 
 
-def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discriminator") -> keras.Model:
-    """Codes -> one logit (code drawn from q(z) rather than prod_d q(z_d)); leaky ReLU MLP."""
+#: ``discriminator_dtype`` choices: None follows the model's dtype policy
+DISCRIMINATOR_DTYPES = (None, "float32", "mixed_bfloat16", "mixed_float16")
+
+
+def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discriminator", dtype=None) -> keras.Model:
+    """Codes -> one logit (code drawn from q(z) rather than prod_d q(z_d)); leaky ReLU MLP.
+
+    ``dtype`` is the hidden layers' dtype policy (None: the global policy). The
+    discriminator does most of the arithmetic of FactorVAE and COFHAE (e.g. 3 x 1000
+    units beside an autoencoder of 2 x 256), and ``"mixed_bfloat16"`` runs it in 16
+    bits (variables, logit and losses stay float32): about 2x faster on CPUs with
+    bfloat16 instructions (AVX512-BF16, AMX) and on recent GPUs.
+    """
     units = check_units("discriminator_units", units)
+    if dtype not in DISCRIMINATOR_DTYPES:
+        raise ValueError(f"discriminator_dtype must be one of {list(DISCRIMINATOR_DTYPES)}, got {dtype!r}")
     z = keras.Input((latent_dim,), name=f"{name}_input")
     h = z
     for i, width in enumerate(units, start=1):
-        h = keras.layers.Dense(width, activation="leaky_relu", name=f"{name}_{i}_dense")(h)
+        h = keras.layers.Dense(width, activation="leaky_relu", name=f"{name}_{i}_dense", dtype=dtype)(h)
     logit = keras.layers.Dense(1, name=f"{name}_logit", dtype=OUTPUT_DTYPE)(h)
     return keras.Model(z, logit, name=name)
 

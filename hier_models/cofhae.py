@@ -204,8 +204,10 @@ class COFHAE(Adversarial, Autoencoder):
     """Hierarchical autoencoder with assignment supervision and a conditional TC penalty.
 
     ``COFHAE(input_shape, hierarchy, *, tau=1.0, lambda_assign=100.0, lambda_tc=10.0,
-    ablation="H+A+TC(Z|on)", discriminator_units=(1000,) * 3, architecture=None,
-    activation=None, hidden_units=None, likelihood=None, observation_std=..., seed=None)``.
+    ablation="H+A+TC(Z|on)", discriminator_units=(1000,) * 3, discriminator_dtype=None,
+    architecture=None, activation=None, hidden_units=None, likelihood=None,
+    observation_std=..., seed=None)``; ``discriminator_dtype="mixed_bfloat16"`` runs the
+    discriminator in 16 bits (see :func:`~hier_models.adversarial.build_discriminator`).
 
     ``fit`` takes ``(observation, targets)`` batches, where ``targets`` (n, num_dims)
     come from :func:`targets_from_assignments` (MIMOSA) or :func:`targets_from_factors`
@@ -232,6 +234,7 @@ class COFHAE(Adversarial, Autoencoder):
         lambda_tc: float = 10.0,
         ablation: str = "H+A+TC(Z|on)",
         discriminator_units=(1000,) * 3,
+        discriminator_dtype: str | None = None,
         architecture: str | None = None,
         activation: str | None = None,
         hidden_units=None,
@@ -259,7 +262,7 @@ class COFHAE(Adversarial, Autoencoder):
         options = dict(architecture=architecture, activation=activation, hidden_units=hidden_units)
         self.encoder = build_encoder(self.observation_shape, enc.encoder_width, name="encoder", **options)
         self.decoder = build_decoder(self.observation_shape, enc.num_options + enc.num_continuous, name="decoder", **options)
-        self.discriminator = build_discriminator(enc.num_continuous, units)
+        self.discriminator = build_discriminator(enc.num_continuous, units, dtype=discriminator_dtype)
         self._config.update(
             dict(
                 hierarchy=hierarchy.to_json(),
@@ -268,6 +271,7 @@ class COFHAE(Adversarial, Autoencoder):
                 lambda_tc=self.lambda_tc,
                 ablation=self.ablation,
                 discriminator_units=list(units),
+                discriminator_dtype=discriminator_dtype,
                 architecture=architecture,
                 activation=activation,
                 hidden_units=None if hidden_units is None else list(hidden_units),

@@ -18,8 +18,10 @@ class FactorVAE(Adversarial, VAE):
     """VAE + ``gamma`` x total correlation estimated by a discriminator.
 
     ``FactorVAE(input_shape, latent_dim=10, *, gamma=10.0, beta=1.0,
-    discriminator_units=(1000,) * 6, beta_anneal_steps=0, ...)`` (other arguments
-    as :class:`VAE`); ``compile(optimizer=..., discriminator_optimizer=...)``.
+    discriminator_units=(1000,) * 6, discriminator_dtype=None, beta_anneal_steps=0, ...)``
+    (other arguments as :class:`VAE`; ``discriminator_dtype="mixed_bfloat16"`` runs the
+    discriminator in 16 bits, see :func:`~hier_models.adversarial.build_discriminator`);
+    ``compile(optimizer=..., discriminator_optimizer=...)``.
 
     Each training step (1) updates the encoder and decoder on
     ``reconstruction + beta_t KL + gamma E[D(z)]``, where ``D(z)`` is the
@@ -41,14 +43,15 @@ class FactorVAE(Adversarial, VAE):
         *,
         gamma: float = 10.0,
         discriminator_units=(1000,) * 6,
+        discriminator_dtype: str | None = None,
         **kwargs,
     ):
         gamma = check_non_negative("gamma", gamma)
         units = check_units("discriminator_units", discriminator_units)
         super().__init__(input_shape, latent_dim, **kwargs)
         self.gamma = gamma
-        self.discriminator = build_discriminator(self.latent_dim, units)
-        self._config.update(dict(gamma=gamma, discriminator_units=list(units)))
+        self.discriminator = build_discriminator(self.latent_dim, units, dtype=discriminator_dtype)
+        self._config.update(dict(gamma=gamma, discriminator_units=list(units), discriminator_dtype=discriminator_dtype))
 
     def _regulariser(self, z, mean, logvar, kl, fraction):
         tc = ops.mean(self.discriminator(z))

@@ -64,3 +64,21 @@ def test_whole_method_on_depth2_chopsticks():
     score = r4c(test_factors, fit.model.encode(test_series), factor_active=gt.active(test_factors),
                 code_hierarchy=fit.hierarchy)["score"]
     assert score >= 0.7
+
+
+@pytest.mark.slow
+def test_whole_method_recovers_depth3_chopsticks_at_half_the_papers_size():
+    """depth-3 `inter` from 45,000 series: the smooth autoencoder for the paper's 50
+    epochs, MIMOSA with its defaults, COFHAE briefly (10 epochs)."""
+    from hier_metrics import coverage, h_error, purity, r4c
+
+    gt = hier_datasets.ground_truth("chopsticks/depth3_inter")
+    factors, series = gt.sample(45_000, 0)
+    fit = fit_hierarchical(series, initial_dim=4, autoencoder_epochs=50, epochs=10, seed=0)
+    assert h_error(fit.hierarchy, gt.hierarchy) == 0
+    assert purity(gt.paths(factors), fit.assignments) >= 0.95
+    assert coverage(fit.assignments) >= 0.9
+    test_factors, test_series = gt.sample(5000, 1)
+    score = r4c(test_factors, fit.model.encode(test_series), factor_active=gt.active(test_factors),
+                code_hierarchy=fit.hierarchy)["score"]
+    assert score >= 0.8

@@ -77,3 +77,30 @@ def test_float16_steps_scale_the_loss_and_match_float32_steps(policy):
     for d32, d16 in zip(*deltas):
         assert np.linalg.norm(d32) > 0
         assert np.linalg.norm(d16 - d32) < 0.05 * np.linalg.norm(d32)
+
+
+@pytest.mark.parametrize("build", [
+    lambda dtype: hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32, 32), discriminator_dtype=dtype,
+                                        seed=0),
+    lambda dtype: hier_models.COFHAE((64,), ground_truth("chopsticks/depth2_either").hierarchy, ablation="H+TC(Z|on)",
+                                     hidden_units=(32,), discriminator_units=(32, 32), discriminator_dtype=dtype, seed=0),
+], ids=["FactorVAE", "COFHAE"])
+def test_discriminator_alone_in_bfloat16(build):
+    """discriminator_dtype='mixed_bfloat16': the discriminator's hidden layers compute in
+    bfloat16, everything else (and its variables and logit) in float32; training stays
+    close to the all-float32 model and the setting survives get_config."""
+    x = _series()
+    fast, exact = build("mixed_bfloat16"), build(None)
+    hidden = [layer for layer in fast.discriminator.layers if isinstance(layer, keras.layers.Dense)]
+    assert [layer.compute_dtype for layer in hidden] == ["bfloat16", "bfloat16", "float32"]
+    assert all(v.dtype == "float32" for v in fast.discriminator.weights)
+    assert fast.encoder.layers[-1].compute_dtype == "float32"
+    assert fast.get_config()["discriminator_dtype"] == "mixed_bfloat16"
+    assert type(fast).from_config(fast.get_config()).discriminator.layers[1].compute_dtype == "bfloat16"
+    losses = []
+    for model in (fast, exact):
+        model.compile(optimizer=keras.optimizers.SGD(1e-3))
+        losses.append(model.fit(x, batch_size=64, epochs=2, verbose=0, shuffle=False).history["discriminator_loss"])
+    np.testing.assert_allclose(losses[0], losses[1], rtol=0.02)
+    with pytest.raises(ValueError, match="discriminator_dtype must be one of"):
+        build("bfloat16")
