@@ -1,6 +1,6 @@
 """Boxhead 1-3: the factors of a cube in a room whose macro-level hue drives four micro-level hues.
 
-Chen et al. (2022), appendix B.1, and SPEC.md section 3. Ten factors, in this order:
+Chen et al. (2022), appendix B.1. Ten factors, in this order:
 
 ==============  ==========================================  ======
 factor          distribution (before discretisation)        levels
@@ -34,29 +34,36 @@ generative process chose independently for that factor.
 
 Images are rendered by :mod:`hier_datasets.boxhead.scene` (Open3D + PyVista), in
 separate processes (:mod:`hier_datasets.boxhead.workers`) started on the first render.
+The names shared with those modules (factor names, hues, image size, hue <-> RGB)
+live in :mod:`hier_datasets.boxhead.constants` and are importable from here too.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from statistics import NormalDist
 
 import numpy as np
 
+from hier_datasets.boxhead import workers
+from hier_datasets.boxhead.constants import (  # noqa: F401  (FACTOR_NAMES ... rgb_to_hue: importable from here)
+    AZIMUTH_RANGE,
+    FACTOR_NAMES,
+    HUES,
+    MACRO_FACTORS,
+    MICRO,
+    MICRO_FACTORS,
+    SCALE_RANGE,
+    SIZE,
+    VARIANTS,
+    hue_to_rgb,
+    rgb_to_hue,
+)
 from hier_datasets.ground_truth import GroundTruth, register
 from hier_datasets.hierarchy import Group, Hierarchy
 
-VARIANTS = ("boxhead1", "boxhead2", "boxhead3")
-SIZE = 64
-MICRO = tuple(f"micro_hue{i}" for i in range(1, 5))
-FACTOR_NAMES = ("wall_hue", "floor_hue", "cube_hue", "scale", "azimuth", "macro_hue") + MICRO
-HUES = ("wall_hue", "floor_hue", "cube_hue", "macro_hue") + MICRO
 HIERARCHY = Hierarchy(Group(FACTOR_NAMES))
-#: factor groups of the split (macro / micro) DCI, SPEC.md section 3
-MACRO_FACTORS = ("floor_hue", "wall_hue", "cube_hue", "azimuth", "scale")
-MICRO_FACTORS = MICRO
-SCALE_RANGE = (1.0, 1.25)
-AZIMUTH_RANGE = (-math.pi / 6, math.pi / 6)
 MACRO_LEVELS, MICRO_LEVELS, OTHER_LEVELS = 7, 4, 10
 #: a batch is split over at most ``len(batch) // MIN_IMAGES_PER_WORKER`` rendering processes
 MIN_IMAGES_PER_WORKER = 256
@@ -79,27 +86,6 @@ def normal_levels(sigma: float, n: int) -> np.ndarray:
     edges = [-math.inf] + [unit.inv_cdf(k / n) for k in range(1, n)] + [math.inf]
     pdf = [0.0 if math.isinf(z) else unit.pdf(z) for z in edges]
     return np.array([sigma * n * (pdf[k] - pdf[k + 1]) for k in range(n)])
-
-
-def hue_to_rgb(hue) -> np.ndarray:
-    """Fully saturated colours (HLS lightness 0.5, saturation 1) of hues in [0, 1], as RGB in [0, 1].
-
-    Vectorised ``colorsys.hls_to_rgb(h, 0.5, 1)``; the last axis of the result is RGB.
-    """
-    h6 = 6.0 * np.mod(np.asarray(hue, dtype=np.float64), 1.0)[..., None]
-    # r = |6h - 3| - 1, g = 2 - |6h - 2|, b = 2 - |6h - 4|, each clipped to [0, 1]
-    sign, offset = np.array([1.0, -1.0, -1.0]), np.array([-1.0, 2.0, 2.0])
-    return np.clip(sign * np.abs(h6 - np.array([3.0, 2.0, 4.0])) + offset, 0.0, 1.0)
-
-
-def rgb_to_hue(rgb) -> np.ndarray:
-    """Hue in [0, 1) of RGB colours (last axis), as in ``colorsys.rgb_to_hls``; grey gives 0."""
-    rgb = np.asarray(rgb, dtype=np.float64)
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    hi, lo = rgb.max(axis=-1), rgb.min(axis=-1)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    h = np.where(hi == r, (g - b) / span, np.where(hi == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span))
-    return np.where(hi > lo, np.mod(h / 6.0, 1.0), 0.0)
 
 
 def dependencies(variant: str) -> tuple[tuple[str, str], ...]:
@@ -128,6 +114,17 @@ def own_levels(variant: str) -> dict[str, np.ndarray]:
         micro = normal_levels(0.1 if variant == "boxhead2" else 0.2, MICRO_LEVELS)
     levels.update({m: micro for m in MICRO})
     return {name: levels[name] for name in FACTOR_NAMES}
+
+
+def _require_renderer() -> None:
+    """ImportError naming the missing packages when Open3D or PyVista cannot be imported
+    (sampling factors and labels needs neither)."""
+    missing = [name for name in ("open3d", "pyvista") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            f"rendering Boxhead images needs {' and '.join(missing)}: pip install 'hierbench[boxhead]' "
+            "(factors and labels work without them)"
+        )
 
 
 def _check_variant(variant) -> None:
@@ -289,12 +286,11 @@ class Boxhead(GroundTruth):
 
     # ---------------------------------------------------------------- rendering
     def _observations(self, factors, rng):
+        _require_renderer()
         if self.workers == 0:
-            from hier_datasets.boxhead import scene
+            from hier_datasets.boxhead import scene  # Open3D and PyVista: only when rendering here
 
             return scene.render(factors)
-        from hier_datasets.boxhead import workers
-
         return workers.render(factors, max(1, min(self.workers, len(factors) // MIN_IMAGES_PER_WORKER)))
 
     def close(self) -> None:
@@ -302,8 +298,6 @@ class Boxhead(GroundTruth):
 
         A later render starts them again; they also stop when Python exits.
         """
-        from hier_datasets.boxhead import workers
-
         workers.shutdown()
 
     def __enter__(self):

@@ -1,14 +1,14 @@
 """The Boxhead scene: geometry from Open3D, off-screen rendering with PyVista (VTK).
 
-Cube, squares and camera follow the authors' scene (SPEC.md section 3). The floor
-is the plane z = 0; the cube spans x, y in [-1, 1] and z in [0, 2] and is scaled by
-``scale`` about the origin, so it grows from the floor. On its +x face a 2x2 block
-of squares, together 0.86 of the face width (each square 0.86 units wide) and
-protruding 0.02 units, is coloured by the four micro hues: ``micro_hue1`` top left,
-``micro_hue2`` top right, ``micro_hue3`` bottom left, ``micro_hue4`` bottom right,
-as seen at azimuth 0. The camera orbits the point (0, 0, 2) at distance 12 and 1
-degree of elevation; ``azimuth`` turns it about the vertical axis (0: on the +x
-axis, facing the squares; positive: towards +y).
+Cube, squares and camera follow the authors' scene (Chen et al. 2022, figure 1 and
+appendix B.1). The floor is the plane z = 0; the cube spans x, y in [-1, 1] and z in
+[0, 2] and is scaled by ``scale`` about the origin, so it grows from the floor. On
+its +x face a 2x2 block of squares, together 0.86 of the face width (each square
+0.86 units wide) and protruding 0.02 units, is coloured by the four micro hues:
+``micro_hue1`` top left, ``micro_hue2`` top right, ``micro_hue3`` bottom left,
+``micro_hue4`` bottom right, as seen at azimuth 0. The camera orbits the
+point (0, 0, 2) at distance 12 and 1 degree of elevation; ``azimuth`` turns it about the
+vertical axis (0: on the +x axis, facing the squares; positive: towards +y).
 
 Chosen here (the sources do not give them): a back wall at x = -5 and side walls at
 y = +/-7 sharing the wall hue, tall and long enough to fill every view; VTK's
@@ -45,7 +45,7 @@ import pyvista as pv  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 from vtkmodules.vtkCommonCore import vtkUnsignedCharArray  # noqa: E402
 
-from hier_datasets.boxhead.generator import FACTOR_NAMES, MICRO, SIZE, hue_to_rgb  # noqa: E402
+from hier_datasets.boxhead.constants import FACTOR_NAMES, MICRO, SIZE, hue_to_rgb  # noqa: E402
 
 CUBE_HALF = 1.0
 SQUARE = 0.86

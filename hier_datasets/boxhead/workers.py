@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hier_datasets.boxhead.constants import FACTOR_NAMES, SIZE
+
 _HEADER = struct.Struct("<q")
 _REPLY = struct.Struct("<Bq")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -128,8 +130,6 @@ _LOCK = threading.Lock()
 def render(factors: np.ndarray, parts: int = 1) -> np.ndarray:
     """Render validated Boxhead factor rows in ``parts`` processes of this process's shared pool."""
     global _POOL
-    from hier_datasets.boxhead.generator import FACTOR_NAMES, SIZE
-
     with _LOCK:
         if _POOL is None:
             _POOL = RenderPool(len(FACTOR_NAMES), (SIZE, SIZE, 3))
@@ -150,8 +150,7 @@ def shutdown() -> None:
 
 
 def _serve(request_fd: int, reply_fd: int) -> None:
-    from hier_datasets.boxhead import scene
-    from hier_datasets.boxhead.generator import FACTOR_NAMES
+    from hier_datasets.boxhead import scene  # Open3D and PyVista: only in the rendering processes
 
     with os.fdopen(request_fd, "rb") as requests, os.fdopen(reply_fd, "wb") as replies:
         while True:
