@@ -21,7 +21,7 @@ class AE(SingleLayerModel):
     loss_terms = ("loss", "reconstruction")
 
     def __init__(self, input_shape, latent_dim: int = 10, **kwargs):
-        super().__init__(input_shape, latent_dim, heads=1, **kwargs)
+        super().__init__(input_shape, latent_dim, **kwargs)
         self._finish_init()
 
     def _forward(self, x, training):

@@ -330,19 +330,22 @@ class Autoencoder(keras.Model):
 class SingleLayerModel(Autoencoder):
     """Base of the single-layer models: one encoder and one decoder network.
 
-    ``SingleLayerModel(input_shape, latent_dim=10, *, heads=1, architecture=None,
+    ``SingleLayerModel(input_shape, latent_dim=10, *, architecture=None,
     activation=None, hidden_units=None, **base_arguments)``: the encoder has
-    ``heads * latent_dim`` outputs (2 for a Gaussian posterior's means and log
-    variances); see :func:`hier_models.networks.build_encoder` for the network options
-    and :class:`Autoencoder` for the others.
+    ``encoder_heads * latent_dim`` outputs (a class attribute: 1 for deterministic
+    codes, 2 for a Gaussian posterior's means and log variances); see
+    :func:`hier_models.networks.build_encoder` for the network options and
+    :class:`Autoencoder` for the others.
     """
+
+    #: encoder outputs per latent dimension (set by subclasses)
+    encoder_heads: int = 1
 
     def __init__(
         self,
         input_shape,
         latent_dim: int = 10,
         *,
-        heads: int = 1,
         architecture: str | None = None,
         activation: str | None = None,
         hidden_units=None,
@@ -353,7 +356,9 @@ class SingleLayerModel(Autoencoder):
         spec = architecture_spec(architecture, self.observation_shape, hidden_units=hidden_units)
         self.architecture = spec.name
         options = dict(architecture=spec.name, activation=activation, hidden_units=hidden_units)
-        self.encoder = build_encoder(self.observation_shape, heads * self.latent_dim, name="encoder", **options)
+        self.encoder = build_encoder(
+            self.observation_shape, self.encoder_heads * self.latent_dim, name="encoder", **options
+        )
         self.decoder = build_decoder(self.observation_shape, self.latent_dim, name="decoder", **options)
         self._config.update(
             dict(

@@ -134,7 +134,9 @@ class _ProgressiveLadder(Autoencoder):
         self.priors = nets.priors
         self._config.update(
             dict(
+                latent_dim=self.latent_dim,
                 latents_per_layer=list(sizes),
+                num_layers=self.num_layers,
                 beta=self.beta,
                 beta_anneal_steps=self.beta_anneal_steps,
                 fade_in_steps=self.fade_in_steps,

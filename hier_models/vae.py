@@ -29,11 +29,12 @@ class VAE(SingleLayerModel):
     """
 
     loss_terms = ("loss", "reconstruction", "kl")
+    encoder_heads = 2  # means and log variances
 
     def __init__(self, input_shape, latent_dim: int = 10, *, beta: float = 1.0, beta_anneal_steps: int = 0, **kwargs):
         beta = check_non_negative("beta", beta)
         beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
-        super().__init__(input_shape, latent_dim, heads=2, **kwargs)
+        super().__init__(input_shape, latent_dim, **kwargs)
         self.beta, self.beta_anneal_steps = beta, beta_anneal_steps
         self._beta_schedule = annealed_weight(beta, beta_anneal_steps)
         self._config.update(dict(beta=beta, beta_anneal_steps=beta_anneal_steps))

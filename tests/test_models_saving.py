@@ -1,6 +1,10 @@
-"""``.keras`` save / load: identical encodings, restored config, and training that resumes
-exactly where it stopped (step counter, schedules, both optimisers, sampling noise)."""
+"""``.keras`` save / load: configs that hold every constructor argument, identical
+encodings, and training that resumes exactly where it stopped (step counter, schedules,
+both optimisers, sampling noise)."""
 from __future__ import annotations
+
+import inspect
+import json
 
 import keras
 import numpy as np
@@ -9,6 +13,7 @@ import tensorflow as tf
 
 import hier_datasets
 import hier_models
+from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 
 SCHEDULE = {"beta_anneal_steps": 12}
 CASES = [
@@ -20,6 +25,75 @@ CASES = [
     (hier_models.ProVLAE, {"fade_in_steps": 4, **SCHEDULE}),
     (hier_models.ProLVAE, {"fade_in_steps": 4, **SCHEDULE}),
 ]
+
+
+def constructor_arguments(cls) -> list[str]:
+    """Every argument a model's constructor takes: its own named parameters, those of
+    the hierbench base classes it forwards ``**kwargs`` to, and Keras' ``name`` and
+    ``trainable``."""
+    names = []
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        if not klass.__module__.startswith("hier_models"):
+            return names + ["name", "trainable"]
+        params = inspect.signature(klass.__init__).parameters.values()
+        names += [p.name for p in params if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+                  and p.name not in names]
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            return names
+    return names
+
+
+TINY_HIERARCHY = Hierarchy(Group(("x",), Categorical("kind", (("a", Group(("u",))), ("b", Group(("v",)))))))
+#: a value other than the default for every constructor argument of every model
+NON_DEFAULT = {
+    "input_shape": (16,),
+    "latent_dim": 6,
+    "architecture": "mlp",
+    "activation": "tanh",
+    "hidden_units": (8, 8),
+    "likelihood": "bernoulli",
+    "observation_std": 0.5,
+    "seed": 3,
+    "name": "configured",
+    "trainable": False,
+    "beta": 2.5,
+    "beta_anneal_steps": 7,
+    "alpha": 0.5,
+    "gamma": 3.0,
+    "dataset_size": 100,
+    "estimator": "mss",
+    "discriminator_units": (8, 4),
+    "discriminator_dtype": "float32",
+    "latents_per_layer": (1, 2, 3),
+    "num_layers": 3,
+    "fade_in_steps": 2,
+    "stage_steps": 4,
+    "hierarchy": TINY_HIERARCHY,
+    "tau": 0.5,
+    "lambda_assign": 1.0,
+    "lambda_tc": 2.0,
+    "ablation": "H+A",
+}
+ALL_MODELS = [*hier_models.MODELS.values(), hier_models.COFHAE]
+
+
+@pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
+def test_config_holds_every_constructor_argument(cls):
+    arguments = constructor_arguments(cls)
+    assert {"input_shape", "seed", "name"} <= set(arguments)
+    missing = sorted(set(arguments) - set(NON_DEFAULT))
+    assert not missing, f"give {cls.__name__}'s new arguments {missing} a non-default value in NON_DEFAULT"
+    given = {name: NON_DEFAULT[name] for name in arguments}
+    config = cls(**given).get_config()
+    assert not set(arguments) - set(config), f"{cls.__name__}.get_config() misses {set(arguments) - set(config)}"
+    assert not set(config) - set(arguments), f"{cls.__name__}.get_config() has extra {set(config) - set(arguments)}"
+    for name, value in given.items():
+        expected = value.to_json() if isinstance(value, Hierarchy) else json.loads(json.dumps(value))
+        assert config[name] == expected, name
+    assert json.loads(json.dumps(config)) == config, "the config is plain JSON"
+    assert cls.from_config(config).get_config() == config
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,9 @@ def test_linear_ramp_round_trips_through_keras_serialization():
     ramp = LinearRamp(start=3, duration=7, initial=0.5, final=2.0)
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(ramp))
     assert isinstance(restored, LinearRamp)
-    assert restored.get_config() == ramp.get_config()
+    assert restored.get_config() == {"start": 3, "duration": 7, "initial": 0.5, "final": 2.0}
+    steps, expected = [0, 3, 5, 10, 20], [0.5, 0.5, 0.5 + 1.5 * 2 / 7, 2.0, 2.0]
+    assert values(ramp, steps) == pytest.approx(expected) and values(restored, steps) == pytest.approx(expected)
     with pytest.raises(ValueError, match="duration"):
         LinearRamp(duration=-1)
 
