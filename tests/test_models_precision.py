@@ -49,8 +49,11 @@ def test_cofhae_trains_under_a_mixed_policy(policy):
     hierarchy = ground_truth("chopsticks/depth2_either").hierarchy
     model = hier_models.COFHAE((64,), hierarchy, ablation="H+TC(Z|on)", hidden_units=(32,), discriminator_units=(32,), seed=0)
     model.compile()
-    history = model.fit(_series(), batch_size=64, epochs=2, verbose=0).history
+    history = model.fit(_series(), batch_size=64, epochs=3, verbose=0).history
     assert np.all(np.isfinite(history["loss"])) and np.all(np.isfinite(history["discriminator_loss"]))
+    assert history["loss"][-1] < history["loss"][0]
+    codes = model.encode(_series(8))
+    assert codes.dtype == np.float32 and codes.shape == (8, hierarchy.num_dims) and np.all(np.isfinite(codes))
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16"], indirect=True)
