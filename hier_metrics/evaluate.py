@@ -67,11 +67,20 @@ def _flatten(prefix: str, result: Mapping, out: dict) -> None:
             out[name] = value
 
 
+def _check_progress(progress):
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable taking a metric name, or None; got {type(progress).__name__}")
+    return progress or (lambda name: None)
+
+
 def _run_array_metrics(
-    chosen, factors, codes, *, factor_active, code_hierarchy, categorical, factor_groups, factor_names, seeds, metric_options
+    chosen, factors, codes, *, factor_active, code_hierarchy, categorical, factor_groups, factor_names, seeds, metric_options,
+    progress=None,
 ) -> dict:
     out: dict = {}
     for name in chosen:
+        if progress is not None:
+            progress(name)
         kw = _options(metric_options, name)
         seed = seeds[name]
         if name == "r4":
@@ -112,6 +121,7 @@ def evaluate_arrays(
     metrics=None,
     metric_options: Mapping | None = None,
     random_state=0,
+    progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Every array-based metric on (factors, codes), as one flat dict.
 
@@ -128,6 +138,8 @@ def evaluate_arrays(
       metric_options: per-metric keyword arguments, e.g. ``{"dci": {"test_size": 0.5}}``.
       random_state: integer seed or Generator; each metric gets its own derived seed,
         so a metric's value does not depend on which other metrics run.
+      progress: called with each metric's name just before it runs (e.g. to advance a
+        progress bar).
 
     Returns:
       e.g. ``{"r4": ..., "r4_per_factor": [...], "dci_disentanglement": ..., "mig": ..., "sap": ...}``.
@@ -135,6 +147,7 @@ def evaluate_arrays(
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
+    progress = _check_progress(progress)
     chosen = _select(metrics, ARRAY_METRICS, factor_groups)
     if factor_active is None:
         factor_active = np.ones(factors.shape, dtype=bool)
@@ -143,7 +156,7 @@ def evaluate_arrays(
     return _run_array_metrics(
         chosen, factors, codes, factor_active=factor_active, code_hierarchy=code_hierarchy,
         categorical=categorical, factor_groups=factor_groups, factor_names=factor_names,
-        seeds=seeds, metric_options=metric_options,
+        seeds=seeds, metric_options=metric_options, progress=progress,
     )
 
 
@@ -157,6 +170,7 @@ def evaluate(
     code_hierarchy=None,
     factor_groups: Mapping | None = None,
     metric_options: Mapping | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Score a representation on a registered dataset (disentanglement_lib style).
 
@@ -172,6 +186,7 @@ def evaluate(
         that apply (``dci_split`` needs ``factor_groups``).
       metric_options: per-metric keyword arguments, e.g.
         ``{"factor_vae": {"num_train": 1000, "num_eval": 500}}``.
+      progress: called with each metric's name just before it runs.
 
     Returns:
       one flat dict, keys as in :func:`evaluate_arrays` plus
@@ -182,6 +197,7 @@ def evaluate(
     if not callable(representation_function):
         raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")
     num_samples = check_positive_int(num_samples, "num_samples", minimum=3)
+    progress = _check_progress(progress)
     if isinstance(dataset, str):
         import hier_datasets
 
@@ -209,15 +225,17 @@ def evaluate(
                 array_chosen, factors, codes, factor_active=active, code_hierarchy=code_hierarchy,
                 categorical=categorical, factor_groups=factor_groups,
                 factor_names=list(names) if names is not None else None,
-                seeds=seeds, metric_options=metric_options,
+                seeds=seeds, metric_options=metric_options, progress=progress,
             )
         )
     if "factor_vae" in chosen:
+        progress("factor_vae")
         res = factor_vae_score(
             gt, representation_function, random_state=seeds["factor_vae"], **_options(metric_options, "factor_vae")
         )
         _flatten("factor_vae", res, out)
     if "beta_vae" in chosen:
+        progress("beta_vae")
         res = beta_vae_score(
             gt, representation_function, random_state=seeds["beta_vae"], **_options(metric_options, "beta_vae")
         )
