@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
-import hier_datasets  # noqa: F401  (registers the hierbench builders)
+import hier_datasets
 
 __all__ = ["CACHE_LIMIT_BYTES", "observation_scale", "pipeline"]
 
@@ -87,7 +87,8 @@ def pipeline(
     ``repeat`` repeats forever. ``cache=True`` reads the split into memory now
     (``"auto"``: when it takes at most :data:`CACHE_LIMIT_BYTES`), ``False`` streams it
     from the records, shuffling through a buffer of ``shuffle_buffer`` examples.
-    ``max_value`` overrides the image scale (see the module doc).
+    ``max_value`` overrides the image scale (see the module doc). The dataset is built
+    on first use (:func:`hier_datasets.build`) unless ``download=False``.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
@@ -95,9 +96,7 @@ def pipeline(
         raise ValueError(f"shuffle_buffer must be an integer >= 1, got {shuffle_buffer!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    builder = tfds.builder(name, data_dir=data_dir)
-    if download:
-        builder.download_and_prepare()
+    builder = hier_datasets.build(name, data_dir, download=bool(download))
     info = builder.info
     if info.supervised_keys is None:
         raise ValueError(f"dataset {name!r} declares no (observation, label) keys")
