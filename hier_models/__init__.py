@@ -15,7 +15,11 @@ imported):
   results), :data:`MIMOSA_DEFAULTS`, :data:`PAPER_SETTINGS` and
   :func:`paper_settings` (the paper's ``initial_dim`` and MIMOSA options of a
   dataset) come from the private subpackage ``hier_models._mimosa``;
-  ``hier_models.mimosa`` is the function.
+  ``hier_models.mimosa`` is the function. MIMOSA raises :class:`NoHierarchyFound`
+  (a ``ValueError``) when no component of the codes survives its size filters.
+
+The ``hierbench`` command line lives in :mod:`hier_models.cli`, the only part of the
+package that imports ``hier_metrics`` and matplotlib.
 
 Each has ``encode(x) -> np.ndarray`` (posterior means) and reports its loss terms as
 Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
@@ -37,7 +41,7 @@ from hier_models.ladders import ProLVAE, ProVLAE
 from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical
 from hier_models._mimosa import DEFAULTS as MIMOSA_DEFAULTS
-from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, fit_mimosa, mimosa, paper_settings
+from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, NoHierarchyFound, fit_mimosa, mimosa, paper_settings
 from hier_models.networks import LadderNetworks, build_decoder, build_encoder, build_ladder
 from hier_models.schedules import LinearRamp, ladder_fade_in
 
@@ -53,6 +57,7 @@ __all__ = [
     "MIMOSA_DEFAULTS",
     "MODELS",
     "MimosaResult",
+    "NoHierarchyFound",
     "PAPER_SETTINGS",
     "ProLVAE",
     "ProVLAE",

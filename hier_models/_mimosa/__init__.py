@@ -69,7 +69,15 @@ __all__ = [
     "paper_settings",
     "default_min_common_edge_frac",
     "name_dimensions",
+    "NoHierarchyFound",
+    "check_hyperparameters",
 ]
+
+
+class NoHierarchyFound(ValueError):
+    """MIMOSA ran but no component of the codes survived its size filters, so there is
+    no hierarchy to return (too few points, codes not yet smooth, or size and
+    similarity thresholds too strict for these data)."""
 
 
 def default_min_common_edge_frac(d: int) -> float:
@@ -343,8 +351,8 @@ def fit_mimosa(
       verbose: show tqdm progress bars for the long steps.
 
     Raises ValueError for codes that are not 2-D, contain NaN or inf, have fewer points
-    than neighbours, for out-of-range hyperparameters, and when no component survives
-    the size filters.
+    than neighbours, for out-of-range hyperparameters, and :class:`NoHierarchyFound`
+    (a ValueError) when no component survives the size filters.
     """
     Z = _check_codes(codes)
     n, D = Z.shape
@@ -364,8 +372,7 @@ def fit_mimosa(
             neighbor_lengthscale_mult=neighbor_lengthscale_mult,
         ),
     )
-    if tree not in TREES:
-        raise ValueError(f"tree must be one of {sorted(TREES)}, got {tree!r}")
+    _check_tree(tree)
     k = hp["num_nearest_neighbors"]
     watch = Stopwatch()
     lap = watch.lap
@@ -397,7 +404,7 @@ def fit_mimosa(
     merged_sizes = np.bincount(merged[merged >= 0], minlength=int(groups.max()) + 1 if groups.size else 0)
     big = np.flatnonzero(merged_sizes >= hp["min_size_merged"])
     if big.size == 0:
-        raise ValueError(
+        raise NoHierarchyFound(
             f"no component reached min_size_merged={hp['min_size_merged']} points "
             f"(largest merged component: {int(merged_sizes.max()) if merged_sizes.size else 0} points); "
             "lower min_size_merged or cos_simil_thresh, or raise num_nearest_neighbors"
@@ -433,6 +440,26 @@ def fit_mimosa(
         timings=watch.done(),
         hyperparameters=hp,
     )
+
+
+def _check_tree(tree) -> None:
+    if tree not in TREES:
+        raise ValueError(f"tree must be one of {sorted(TREES)}, got {tree!r}")
+
+
+def check_hyperparameters(num_points: int, num_dims: int, **hyperparameters) -> dict:
+    """:func:`fit_mimosa`'s checks of its hyperparameters (:data:`DEFAULTS` updated by
+    ``hyperparameters``; ``tree`` and ``verbose`` too) for ``num_points`` codes of
+    ``num_dims`` dimensions, without any codes: the same ValueError, before anything
+    is computed. Returns them as resolved (sizes as point counts); TypeError for a
+    name fit_mimosa does not take."""
+    unknown = sorted(set(hyperparameters) - set(DEFAULTS) - {"tree", "verbose"})
+    if unknown:
+        raise TypeError(f"fit_mimosa takes no hyperparameter {', '.join(unknown)}")
+    options = dict(hyperparameters)
+    _check_tree(options.pop("tree", "ball"))
+    options.pop("verbose", None)
+    return _resolve(int(num_points), int(num_dims), {**DEFAULTS, **options})
 
 
 def mimosa(codes, **hyperparameters) -> tuple[Hierarchy, np.ndarray]:
