@@ -31,7 +31,7 @@ import hier_datasets
 import hier_metrics
 from hier_models import AE, BetaTCVAE, paper_settings
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule
-from hier_models.runs import flat_hierarchy
+from hier_models.cli.scoring import flat_hierarchy
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")]

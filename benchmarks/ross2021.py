@@ -43,7 +43,8 @@ from hier_datasets.builder import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
-from hier_models.runs import Split, resolve_dataset, score
+from hier_models.cli.datasets import SplitArrays, resolve_dataset
+from hier_models.cli.scoring import score
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 VARIANTS = ("inter", "slope", "both", "either")
@@ -180,7 +181,7 @@ class Study:
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, seed=seed)
         trained = time.perf_counter() - start
         start = time.perf_counter()
-        test = Split(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
+        test = SplitArrays(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
         metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),
                         interventional_points=self.args.interventional_points, seed=seed, show_progress=False)
         return {**self.common(name, model, seed), **metrics, **extra, "seconds": trained,

@@ -36,7 +36,7 @@ from hier_models._mimosa import mimosa
 
 __all__ = [
     "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_points",
-    "grid_search", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
+    "grid_search", "input_scale", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
 ]
 
 #: the paper's COFHAE grid (appendix A.1)
@@ -51,33 +51,64 @@ def paper_learning_rate(total_steps: int, initial: float = 1e-3):
     return keras.optimizers.schedules.PiecewiseConstantDecay(bounds, [initial, initial / 10, initial / 100])
 
 
-def training_dataset(observations, targets=None, batch_size: int = 256, seed: int = 0, shuffle: bool = True):
+def input_scale(observations, scale: float | None = None) -> float | None:
+    """The factor that maps ``observations`` to the models' float input in [0, 1]:
+    ``scale`` as given, or None (used as they are) for float observations.
+
+    Integer observations are images as stored and need their dataset's scale,
+    ``1 / observation_max`` from its metadata (:func:`hier_models.data.observation_scale`
+    for a TFDS build, ``1 / ground_truth.observation_max`` for a generator): 1 for
+    Spaceshapes' 0/1 pixels, 1/255 for Boxhead's 0..255 colours. Nothing is guessed
+    from the values; pass floats in [0, 1] instead, if you like.
+    """
+    dtype = np.asarray(observations).dtype
+    if scale is None:
+        if np.issubdtype(dtype, np.integer):
+            raise TypeError(
+                f"observations are {dtype} (images as stored): pass scale=1/observation_max from the dataset's "
+                "metadata (1 for Spaceshapes' 0/1 pixels, 1/255 for 0..255 colours), or float observations in [0, 1]"
+            )
+        return None
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    return float(scale)
+
+
+def training_dataset(observations, targets=None, batch_size: int = 256, seed: int = 0, shuffle: bool = True, *,
+                     scale: float | None = None):
     """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
 
-    uint8 images holding 0..255 are scaled to [0, 1]; ``targets`` (if any) are paired
-    with the observations; shuffling is reseeded every epoch from ``seed``.
+    Observations become float32, multiplied by ``scale`` when given (required for
+    integer images; see :func:`input_scale`); ``targets`` (if any) are paired with
+    them; shuffling is reseeded every epoch from ``seed``.
     """
     x = np.asarray(observations)
-    scale = 255.0 if x.dtype == np.uint8 and x.max(initial=0) > 1 else 1.0
+    factor = input_scale(x, scale)
     parts = (x,) if targets is None else (x, targets.astype(np.float32))
     ds = tf.data.Dataset.from_tensor_slices(parts)
     if shuffle:
         ds = ds.shuffle(min(len(x), 100_000), seed=seed, reshuffle_each_iteration=True)
-    ds = ds.batch(batch_size).map(
-        lambda x, *rest: (tf.cast(x, tf.float32) / scale, *rest) if rest else tf.cast(x, tf.float32) / scale,
-        num_parallel_calls=tf.data.AUTOTUNE,
-    )
+
+    def to_float(x, *rest):
+        x = tf.cast(x, tf.float32)
+        x = x if factor is None else x * factor
+        return (x, *rest) if rest else x
+
+    ds = ds.batch(batch_size).map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, seed: int = 0,
-                       verbose: int = 0, callbacks=None):
+                       verbose: int = 0, callbacks=None, scale: float | None = None):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
-    ``epochs`` epochs and fit it on :func:`training_dataset`; returns the History."""
+    ``epochs`` epochs and fit it on :func:`training_dataset` (``scale``: see
+    :func:`input_scale`); returns the History."""
     x = np.asarray(observations)
+    dataset = training_dataset(x, targets, batch_size, seed, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
     model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(steps)))
-    dataset = training_dataset(x, targets, batch_size, seed)
     return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 
@@ -119,18 +150,22 @@ def train_cofhae(
     seed: int = 0,
     verbose: int = 0,
     callbacks=None,
+    scale: float | None = None,
     **cofhae_options,
 ) -> HierarchicalRun:
     """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
-    ``callbacks`` go to ``fit``."""
+    ``callbacks`` go to ``fit``; ``scale`` maps integer images to [0, 1] (see
+    :func:`input_scale`)."""
     x = np.asarray(observations)
+    input_scale(x, scale)
     targets = targets_from_assignments(hierarchy, assignments)
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
-                                 callbacks=callbacks).history
-    final = model.evaluate(training_dataset(x, targets, batch_size, seed, shuffle=False), verbose=0, return_dict=True)
+                                 callbacks=callbacks, scale=scale).history
+    evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
+    final = model.evaluate(evaluation, verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
     return HierarchicalRun(
         model=model,
@@ -205,26 +240,31 @@ def fit_hierarchical(
     verbose: int = 0,
     callbacks=None,
     grid: Mapping[str, Sequence] | None = None,
+    scale: float | None = None,
 ) -> HierarchicalFit:
     """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call.
 
     With ``grid`` (e.g. :data:`PAPER_GRID`), COFHAE is trained at every grid point and
     the paper's rule (:func:`select_run`) picks the returned ``run``; otherwise it is
     trained once with ``cofhae_options``. ``callbacks`` go to every ``fit`` call (the
-    autoencoder's, then each COFHAE run's)."""
+    autoencoder's, then each COFHAE run's). ``scale`` maps integer images to [0, 1]
+    (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
+    observations need none."""
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
+    input_scale(x, scale)  # before anything trains
     if grid is not None:
         _checked_grid(grid, cofhae_options or {})  # before anything trains
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
-    fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks)
-    codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False))
+    fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks,
+                       scale=scale)
+    codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False, scale=scale))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
-    options = dict(epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks, **arch,
-                   **dict(cofhae_options or {}))
+    options = dict(epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks, scale=scale,
+                   **arch, **dict(cofhae_options or {}))
     if grid is None:
         run = train_cofhae(x, hierarchy, assignments, **options)
         return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])

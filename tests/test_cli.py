@@ -1,14 +1,17 @@
 """The ``hierbench`` command line end to end on a tiny Chopsticks config (400 / 300
-examples, one epoch): report files, metrics, embedded figures, ``evaluate --codes``
-on known representations, and the failure cases (one-line message, non-zero exit,
-no file left behind)."""
+examples, one epoch): report files, metrics, embedded figures, ``build``,
+``evaluate --codes`` on known representations, and the failure cases (a user error:
+one-line message, non-zero exit, no file left behind; a bug: its traceback)."""
 from __future__ import annotations
 
 import base64
 import json
 import math
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +19,18 @@ import pytest
 import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the builders for tfds.load)
+from conftest import CLI_DATASET as DATASET
 from hier_models.cli import main
 
-DATASET = "chopsticks/depth2_either_400_300"
+REPO = Path(__file__).resolve().parents[1]
 TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--autoencoder-epochs", "1",
         "--interventional-points", "60", "--quiet"]
+#: the run names the whole method by its deprecated name, which must keep working
 MODELS = ("AE", "BetaTCVAE", "COFHAE")
+#: the report's rows and the stems of their figures
+ROWS = ("AE", "BetaTCVAE", "COFHAE (MIMOSA hierarchy)")
+HIERARCHICAL_ROW, HIERARCHICAL_STEM = ROWS[2], "cofhae_mimosa_hierarchy"
+STEMS = ("ae", "betatcvae", HIERARCHICAL_STEM)
 #: what every model row of metrics.json must hold
 METRICS = (
     "r4", "r4c", "dci_disentanglement", "dci_completeness", "dci_informativeness_train", "dci_informativeness_test",
@@ -35,14 +44,16 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("tfds"))
+def data_dir(cli_data_dir):
+    """The TFDS data dir holding DATASET, built."""
+    return cli_data_dir
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, data_dir):
+    """A whole run (three models trained): only the tests of its report need it."""
     out = tmp_path_factory.mktemp("runs") / "tiny"
-    code = main(["run", *TINY, "--data-dir", data_dir, "--out", str(out)])
+    code = main(["run", *TINY, "--models", *MODELS, "--data-dir", data_dir, "--out", str(out)])
     assert code == 0
     return out
 
@@ -66,13 +77,16 @@ def _fails(capsys, argv, folder: Path, expect: str):
 
 # ----------------------------------------------------------------------- run
 def test_run_writes_every_report_file(tiny_run, capsys):
-    expected = {"metrics.json", "summary.md", "report.html", "run.json", "hierarchy_cofhae.png", "components_cofhae.png"}
-    expected |= {f"{kind}_{m.lower()}.png" for kind in ("pairwise", "traversals") for m in MODELS}
+    expected = {"metrics.json", "summary.md", "report.html", "run.json",
+                f"hierarchy_{HIERARCHICAL_STEM}.png", f"components_{HIERARCHICAL_STEM}.png"}
+    expected |= {f"{kind}_{stem}.png" for kind in ("pairwise", "traversals") for stem in STEMS}
     names = {p.name for p in tiny_run.iterdir() if p.is_file()}
     assert expected <= names
     for png in tiny_run.glob("*.png"):
         assert png.read_bytes().startswith(PNG_SIGNATURE)
-    for model in MODELS:
+    record = json.loads((tiny_run / "run.json").read_text())
+    assert [e["model"] for e in record["entries"]] == ["AE", "BetaTCVAE", "Hierarchical"]
+    for model in ("AE", "BetaTCVAE", "Hierarchical"):
         folder = tiny_run / "models" / DATASET.replace("/", "-") / f"{model}-seed0"
         assert {"model.keras", "history.json", "codes.npy", "metrics.json"} <= {p.name for p in folder.iterdir()}
         assert np.load(folder / "codes.npy").shape[0] == 300
@@ -81,9 +95,9 @@ def test_run_writes_every_report_file(tiny_run, capsys):
 
 def test_metrics_json_has_a_value_for_every_metric(tiny_run):
     metrics = json.loads((tiny_run / "metrics.json").read_text())
-    assert set(metrics) == set(MODELS)
+    assert set(metrics) == set(ROWS)
     for model, row in metrics.items():
-        wanted = METRICS + (MIMOSA + HIERARCHY_METRICS if model == "COFHAE" else ())
+        wanted = METRICS + (MIMOSA + HIERARCHY_METRICS if model == HIERARCHICAL_ROW else ())
         for name in wanted:
             value = row.get(name)
             assert isinstance(value, (int, float)) and math.isfinite(value), (model, name, value)
@@ -94,15 +108,15 @@ def test_metrics_json_has_a_value_for_every_metric(tiny_run):
 
 def test_summary_and_html_hold_the_table_and_embed_every_figure(tiny_run):
     summary = (tiny_run / "summary.md").read_text()
-    for model in MODELS:
-        assert re.search(rf"^\| {model} +\|( +[-0-9.]+ \|)+$", summary, re.M), summary
+    for row in ROWS:
+        assert re.search(rf"^\| {re.escape(row)} +\|( +[-0-9.]+ \|)+$", summary, re.M), summary
     page = (tiny_run / "report.html").read_text()
     embedded = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     pngs = sorted(tiny_run.glob("*.png"))
     assert len(embedded) == len(pngs) == 8
     assert {base64.b64decode(e) for e in embedded} == {p.read_bytes() for p in pngs}
     assert not re.search(r'src="(?!data:)', page), "the page must not load anything from outside"
-    assert "<th>R4c</th>" in page and "<td>COFHAE</td>" in page
+    assert "<th>R4c</th>" in page and f"<td>{HIERARCHICAL_ROW}</td>" in page
 
 
 def test_report_redraws_from_saved_artefacts(tiny_run, tmp_path, capsys):
@@ -115,7 +129,7 @@ def test_report_redraws_from_saved_artefacts(tiny_run, tmp_path, capsys):
     for name in drawn:
         assert (copy / name).is_file(), name
     assert json.loads((copy / "metrics.json").read_text()) == json.loads((tiny_run / "metrics.json").read_text())
-    assert "| COFHAE" in capsys.readouterr().out
+    assert f"| {HIERARCHICAL_ROW}" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------ train / evaluate
@@ -148,7 +162,7 @@ def _evaluate_codes(codes, tmp_path, data_dir, name) -> dict:
     return json.loads(out.read_text())
 
 
-def test_evaluate_codes_scores_warped_factors_high_and_noise_low(tiny_run, data_dir, tmp_path):
+def test_evaluate_codes_scores_warped_factors_high_and_noise_low(data_dir, tmp_path):
     factors = _test_factors(data_dir)
     rng = np.random.default_rng(0)
     warped = np.column_stack([np.exp(f) if j % 2 else f**3 + f for j, f in enumerate(factors.T)])
@@ -161,11 +175,11 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(tiny_run, data_
 
 
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
-    from hier_models import runs
+    from hier_models.cli import options, training
 
-    monkeypatch.setattr(runs, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
+    monkeypatch.setattr(options, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
     out = tmp_path / "grid"
-    assert main(["train", "--dataset", DATASET, "--model", "cofhae", "--grid", "--epochs", "1", "--autoencoder-epochs",
+    assert main(["train", "--dataset", DATASET, "--model", "hierarchical", "--grid", "--epochs", "1", "--autoencoder-epochs",
                  "1", "--set", "hidden_units=[32]", "--set", "discriminator_units=[32]", "--data-dir", data_dir,
                  "--out", str(out), "--quiet"]) == 0
     settings = json.loads((out / "history.json").read_text())["settings"]
@@ -178,7 +192,7 @@ def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, cap
     (chosen,) = [r for r in grid if r["selected"]]
     assert chosen["assignment_loss"] == min(r["assignment_loss"] for r in grid)
     assert settings["selected"] == f"tau={chosen['hyperparameters']['tau']:g} lambda_tc={chosen['hyperparameters']['lambda_tc']:g}"
-    saved = runs.load_model(out)
+    saved = training.load_model(out)
     assert (saved.tau, saved.lambda_tc) == (chosen["hyperparameters"]["tau"], chosen["hyperparameters"]["lambda_tc"])
     printed = capsys.readouterr().out
     assert f"grid of 4 COFHAE runs; selected {settings['selected']}" in printed
@@ -189,10 +203,10 @@ def test_grid_fails_cleanly_where_it_does_not_apply(capsys, tmp_path):
     out = str(tmp_path / "out")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--grid", "--out", out], tmp_path,
            "--grid selects COFHAE's hyperparameters; AE has no grid")
-    _fails(capsys, ["train", "--dataset", DATASET, "--model", "COFHAE", "--grid", "--set", "tau=0.5", "--out", out],
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "Hierarchical", "--grid", "--set", "tau=0.5", "--out", out],
            tmp_path, "--grid varies tau, lambda_assign, lambda_tc; drop --set tau")
     _fails(capsys, ["run", "--models", "AE", "--grid", "--out", out], tmp_path,
-           "--grid selects COFHAE's hyperparameters; add COFHAE to the models")
+           "--grid selects COFHAE's hyperparameters; add Hierarchical to the models")
 
 
 def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
@@ -206,7 +220,7 @@ def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
            "AE has no hyperparameter 'gamma'; it takes")
 
 
-def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir, tiny_run):
+def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir):
     out = tmp_path / "scores.json"
     bad_rows, bad_width, flat = tmp_path / "rows.npy", tmp_path / "width.npy", tmp_path / "flat.npy"
     np.save(bad_rows, np.zeros((299, 9)))
@@ -223,7 +237,7 @@ def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir, tiny_
     _fails(capsys, ["evaluate", "--codes", str(tmp_path / "missing.npy"), *common], tmp_path, "no codes file")
 
 
-def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir, tiny_run):
+def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     codes = tmp_path / "codes.npy"
@@ -239,13 +253,126 @@ def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir, tiny_run):
 
 def test_help_of_every_command(capsys):
     for command, words in {
-        "build": ["NAME"], "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "COFHAE:"],
+        "build": ["NAME", "--traceback"],
+        "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "Hierarchical:", "COFHAE (for Hierarchical)"],
         "evaluate": ["--codes", "--model", "shuffle_files=False", "--code-hierarchy"], "report": ["RUN_DIR"],
         "run": ["--datasets", "--models", "--seeds", "--train-size", "--epochs", "20000 train / 5000 test"],
     }.items():
         with pytest.raises(SystemExit) as exit_info:
             main([command, "--help"])
         assert exit_info.value.code == 0
-        text = capsys.readouterr().out
+        text = " ".join(capsys.readouterr().out.split())
         for word in words:
             assert word in text, (command, word)
+
+
+# ------------------------------------------------------------------ build
+def test_build_prints_the_examples_of_every_path(data_dir, capsys):
+    assert main(["build", DATASET, "--data-dir", data_dir]) == 0
+    out = capsys.readouterr().out
+    assert f"{DATASET}: 400 train / 300 test, 6 paths" in out
+    rows = [line.split() for line in out.splitlines()[4:] if line.strip()]  # after title, header and rule
+    assert len(rows) == 6
+    assert sum(int(r[-2]) for r in rows) == 400 and sum(int(r[-1]) for r in rows) == 300
+
+
+# ------------------------------------------------- names, errors and layering
+def test_cofhae_is_a_deprecated_name_of_the_whole_method():
+    from hier_models.cli.options import HIERARCHICAL, resolve_model, row_label
+
+    with pytest.warns(FutureWarning, match="'cofhae' is deprecated.*call it 'Hierarchical'"):
+        assert resolve_model("cofhae") == HIERARCHICAL == "Hierarchical"
+    assert resolve_model("HIERARCHICAL") == HIERARCHICAL
+    assert row_label(HIERARCHICAL) == "COFHAE (MIMOSA hierarchy)" and row_label("AE") == "AE"
+    with pytest.raises(TypeError, match="model name must be a string"):
+        resolve_model(3)
+
+
+def test_deprecated_name_warns_in_one_plain_line(capsys, tmp_path):
+    """`--set COFHAE.KEY=VALUE` still resolves (here to a clean failure later on)."""
+    code = main(["run", "--models", "AE", "--set", "COFHAE.tau=0.5", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[0] == ("hierbench: warning: model name 'COFHAE' is deprecated: it trains the whole method "
+                      "(smooth autoencoder, MIMOSA, COFHAE); call it 'Hierarchical'")
+    assert err[1].startswith("hierbench run: --set 'COFHAE.tau=0.5' names Hierarchical, which is not among the models AE")
+
+
+def test_user_error_is_one_line_and_its_traceback_on_request(capsys, tmp_path, monkeypatch):
+    _fails(capsys, ["report", str(tmp_path)], tmp_path, "is not a run folder")
+    assert main(["--traceback", "report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "CommandError" in err
+    assert err.strip().splitlines()[-1].startswith("hierbench report: ")
+    monkeypatch.setenv("HIERBENCH_TRACEBACK", "1")
+    assert main(["report", str(tmp_path), "--traceback"]) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_an_internal_bug_surfaces_with_its_traceback(tmp_path, monkeypatch, capsys):
+    from hier_models.cli import report
+
+    def broken(run_dir):
+        raise ValueError("an internal bug, not the user's input")
+
+    monkeypatch.setattr(report, "read_record", broken)
+    with pytest.raises(ValueError, match="an internal bug"):
+        main(["report", str(tmp_path)])
+    assert capsys.readouterr().err == ""
+
+
+def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys, monkeypatch):
+    from hier_models import NoHierarchyFound
+    from hier_models.cli import training
+
+    def no_hierarchy(*args, **kwargs):
+        raise NoHierarchyFound("no component reached min_size_merged=8 points")
+
+    monkeypatch.setattr(training, "fit_hierarchical", no_hierarchy)
+    common = ["train", "--dataset", DATASET, "--model", "Hierarchical", "--data-dir", data_dir, "--quiet"]
+    _fails(capsys, [*common, "--out", str(tmp_path / "m")], tmp_path,
+           r"MIMOSA found no hierarchy in the autoencoder's codes \(no component reached .*\); train on more examples")
+    # a bad neighbourhood size is not "no hierarchy": it is refused before anything trains
+    _fails(capsys, [*common, "--set", "num_nearest_neighbors=1", "--out", str(tmp_path / "m")], tmp_path,
+           r"MIMOSA cannot run on 400 codes of width 4: num_nearest_neighbors must be an integer >= 2, got 1")
+    _fails(capsys, [*common, "--set", "tau=-1", "--out", str(tmp_path / "m")], tmp_path, r"COFHAE: .*tau")
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--set", "latent_dim=0", "--data-dir", data_dir,
+                    "--quiet", "--out", str(tmp_path / "m")], tmp_path, r"AE: .*latent_dim.*fix the --set value")
+
+
+def test_the_models_core_imports_neither_metrics_nor_matplotlib():
+    """Only hier_models.cli scores and draws: `import hier_models` works with matplotlib
+    unavailable (Keras, which tries it, does without) and loads no hier_metrics."""
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "import hier_models, hier_models.hierarchical, hier_models.data, hier_models.cofhae\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hier_metrics', 'matplotlib') and sys.modules[m])\n"
+        "assert not loaded, loaded\n"
+        "import hier_models.cli\n"
+        "assert 'hier_metrics' in sys.modules\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_mimosa_tells_no_hierarchy_from_a_bad_setting():
+    """What the command line relies on: NoHierarchyFound only when nothing survives the
+    size filters; argument checks stay plain ValueErrors, and can run without codes."""
+    from hier_models import NoHierarchyFound, mimosa
+    from hier_models._mimosa import check_hyperparameters
+
+    codes = np.random.default_rng(0).normal(size=(300, 3))
+    with pytest.raises(NoHierarchyFound, match="no component reached min_size_merged=1000 points"):
+        mimosa(codes, min_size_merged=1000)
+    with pytest.raises(ValueError, match="num_nearest_neighbors must be an integer >= 2") as info:
+        mimosa(codes, num_nearest_neighbors=1)
+    assert not isinstance(info.value, NoHierarchyFound)
+    resolved = check_hyperparameters(20_000, 4, min_size_init=0.0002, tree="kd", verbose=True)
+    assert resolved["min_size_init"] == 4 and resolved["min_size_merged"] == 400 and resolved["num_nearest_neighbors"] == 40
+    with pytest.raises(ValueError, match="fewer than num_nearest_neighbors=40"):
+        check_hyperparameters(30, 4)
+    with pytest.raises(ValueError, match="tree must be one of"):
+        check_hyperparameters(1000, 4, tree="octree")
+    with pytest.raises(TypeError, match="no hyperparameter neighbours"):
+        check_hyperparameters(1000, 4, neighbours=5)

@@ -2,7 +2,7 @@
 finite scores on constant codes, the rule for constant factors (left out, NaN per
 factor, an error when all are constant), and import without TensorFlow.
 
-The helpers here are imported by the other ``test_metrics_*`` modules.
+The shared test data (warps, perfect codes, flat hierarchies) live in conftest.py.
 """
 import pathlib
 import subprocess
@@ -12,44 +12,9 @@ import numpy as np
 import pytest
 
 import hier_metrics as hm
-from hier_datasets.hierarchy import Group, Hierarchy
+from conftest import flat_hierarchy, perfect_codes, uniform_factors
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-
-#: invertible monotone warps on [-1, 1] (increasing and decreasing, non-linear);
-#: linear enough for SAP's linear fits (squared correlation > 0.97)
-MILD_WARPS = (
-    lambda v: 2.0 * v + 0.3 * v**3 - 1.0,
-    lambda v: -np.exp(0.5 * v),
-    lambda v: v + 0.3 * np.tanh(2 * v),
-    lambda v: -3.0 * v + 5.0,
-    lambda v: np.sinh(v),
-)
-#: strongly non-linear invertible monotone warps on [-1, 1]
-STRONG_WARPS = (
-    lambda v: np.exp(3 * v),
-    lambda v: -(v**3) - 0.05 * v,
-    lambda v: np.tanh(3 * v),
-    lambda v: np.arctan(5 * v) + 0.1 * v,
-    lambda v: -np.log1p(1.2 + v),
-)
-PERMUTATION = (2, 0, 4, 1, 3)
-
-
-def uniform_factors(n: int, k: int = 5, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(-1, 1, size=(n, k))
-
-
-def perfect_codes(factors: np.ndarray, warps=MILD_WARPS) -> np.ndarray:
-    """Code j = warps[j](factor PERMUTATION[j]): a permutation through invertible warps."""
-    k = factors.shape[1]
-    perm = [p for p in PERMUTATION if p < k]
-    return np.column_stack([warps[j](factors[:, perm[j]]) for j in range(k)])
-
-
-def flat_hierarchy(k: int, prefix: str = "z") -> Hierarchy:
-    return Hierarchy(Group(tuple(f"{prefix}{j}" for j in range(k))))
-
 
 # ---------------------------------------------------------------- validation
 F = uniform_factors(60, 3, seed=1)

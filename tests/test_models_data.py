@@ -1,7 +1,5 @@
-"""hier_models.pipeline on tiny TFDS builds; also home of the shared ``tiny_data_dir`` fixture.
-
-The tiny datasets are resized configs of the real builders (``config_TRAIN_TEST``).
-"""
+"""hier_models.pipeline on tiny TFDS builds (the ``tiny_data_dir`` fixture of conftest.py:
+resized configs of the real builders, ``config_TRAIN_TEST``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,17 +9,7 @@ import tensorflow_datasets as tfds
 
 import hier_datasets
 import hier_models
-CHOPSTICKS = "chopsticks/depth2_either_512_128"
-SPACESHAPES = "spaceshapes/default_256_64"
-
-
-@pytest.fixture(scope="session")
-def tiny_data_dir(tmp_path_factory):
-    """A data dir holding the tiny Chopsticks (512/128) and Spaceshapes (256/64) builds."""
-    data_dir = str(tmp_path_factory.mktemp("tfds"))
-    for name in (CHOPSTICKS, SPACESHAPES):
-        tfds.builder(name, data_dir=data_dir).download_and_prepare()
-    return data_dir
+from conftest import CHOPSTICKS, SPACESHAPES
 
 
 def _stored(name, data_dir, split="train"):
@@ -146,3 +134,46 @@ def test_small_splits_are_cached_and_cache_is_validated(tiny_data_dir):
         np.testing.assert_array_equal(_collect(ds), stored)  # second epoch (from the cache)
     with pytest.raises(ValueError, match="cache"):
         hier_models.pipeline(CHOPSTICKS, "train", 8, data_dir=tiny_data_dir, cache="sometimes")
+
+
+def test_build_reuses_a_built_dataset_and_checks_its_arguments(tiny_data_dir):
+    builder = hier_datasets.build(CHOPSTICKS, tiny_data_dir)
+    assert builder.info.splits["train"].num_examples == 512 and builder.info.splits["test"].num_examples == 128
+    again = hier_datasets.build(CHOPSTICKS, tiny_data_dir, download=False)
+    assert again.data_dir == builder.data_dir
+    with pytest.raises(TypeError, match="name must be a dataset name"):
+        hier_datasets.build(("chopsticks", "depth2_either"))
+    with pytest.raises(TypeError, match="data_dir must be a path"):
+        hier_datasets.build(CHOPSTICKS, 3)
+    with pytest.raises(TypeError, match="download must be True or False"):
+        hier_datasets.build(CHOPSTICKS, tiny_data_dir, download="yes")
+
+
+def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
+    """One rule for images: the scale comes from the dataset's metadata (Spaceshapes: 1),
+    for TFDS pipelines and numpy arrays alike; nothing is guessed from the values."""
+    from hier_models.data import observation_scale
+    from hier_models.hierarchical import fit_hierarchical, input_scale, training_dataset
+
+    stored = _stored(SPACESHAPES, tiny_data_dir, split="test")
+    assert stored.dtype == np.uint8 and stored.max() == 1
+    scale = observation_scale(tfds.builder(SPACESHAPES, data_dir=tiny_data_dir))
+    assert scale == 1.0 == 1 / hier_datasets.ground_truth("spaceshapes").observation_max
+    from_arrays = _collect(training_dataset(stored, None, 16, shuffle=False, scale=scale))
+    from_tfds = _collect(hier_models.pipeline(SPACESHAPES, "test", 16, data_dir=tiny_data_dir, shuffle=False))
+    np.testing.assert_array_equal(from_arrays, from_tfds)
+    assert set(np.unique(from_arrays)) == {0.0, 1.0}
+    # 0..255 colours with their scale; floats as they are
+    rgb = np.array([[[[0, 51, 255]]]], np.uint8)
+    np.testing.assert_allclose(_collect(training_dataset(rgb, shuffle=False, scale=1 / 255)), [[[[0, 0.2, 1]]]], rtol=1e-6)
+    series = np.linspace(-3, 3, 12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(_collect(training_dataset(series, shuffle=False)), series)
+    assert input_scale(series) is None and input_scale(stored, 0.5) == 0.5
+    with pytest.raises(TypeError, match="pass scale=1/observation_max"):
+        training_dataset(stored)
+    with pytest.raises(TypeError, match="pass scale=1/observation_max"):
+        fit_hierarchical(stored, initial_dim=3)  # refused before anything trains
+    with pytest.raises(ValueError, match="scale must be a positive finite number"):
+        training_dataset(stored, scale=0)
+    with pytest.raises(TypeError, match="scale must be a number"):
+        training_dataset(stored, scale="1/255")

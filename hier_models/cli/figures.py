@@ -1,48 +1,59 @@
-"""Figures and report files of a run (Ross & Doshi-Velez 2021, figures 2, 12 and 13).
+"""Figures of a run's report (Ross & Doshi-Velez 2021, figures 2, 12 and 13).
 
-Every figure function takes numpy arrays and returns a matplotlib ``Figure``;
-:func:`run_figures` draws all of them for the models of a run (:class:`RunEntry`);
-:func:`write_report` saves a run's metrics as ``metrics.json``, a Markdown summary
-with a models x metrics table (:func:`metrics_table`) and a self-contained
-``report.html`` with the figures embedded as PNG. All files are written atomically
-(to a temporary name, then renamed), so an interrupted run never leaves a
-half-written file.
+Every figure function takes numpy arrays and returns a matplotlib ``Figure``
+(object-oriented: no pyplot state, no backend chosen on import);
+:func:`run_figures` draws all of them for the models of a run (:class:`RunEntry`)
+and :func:`png_bytes` renders one with the Agg canvas, the one place a backend is
+chosen. matplotlib is imported when the first figure is drawn.
 """
 from __future__ import annotations
 
-import base64
 import dataclasses
-import html
 import io
-import json
-import os
 import re
-import tempfile
-from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from hier_datasets.hierarchy import Hierarchy  # noqa: E402
+import hier_metrics
+from hier_datasets.hierarchy import Hierarchy
+from hier_models.cli.files import progress
 
 __all__ = [
-    "pairwise_histograms",
-    "latent_traversals",
-    "hierarchy_comparison",
-    "component_projection",
-    "metrics_table",
-    "path_purity",
-    "run_figures",
     "RunEntry",
-    "METRIC_LABELS",
+    "component_projection",
+    "hierarchy_comparison",
+    "latent_traversals",
+    "pairwise_histograms",
+    "path_purity",
     "path_traversals",
-    "write_atomic",
-    "write_report",
+    "png_bytes",
+    "run_figures",
 ]
+
+
+def _subplots(rows: int, cols: int, figsize):
+    """A new ``Figure`` and its (rows, cols) array of axes."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(rows, cols, squeeze=False)
+
+
+def _colormap(name: str):
+    import matplotlib
+
+    return matplotlib.colormaps[name]
+
+
+def png_bytes(fig, dpi: int = 110) -> bytes:
+    """``fig`` rendered as PNG by the Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)  # the figure's canvas from now on
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
 
 
 def pairwise_histograms(
@@ -71,7 +82,7 @@ def pairwise_histograms(
     code_names = [f"z{j}" for j in range(d)] if code_names is None else list(code_names)
     fa = np.ones((n, k), bool) if factor_active is None else np.asarray(factor_active, bool)
     ca = np.ones((n, d), bool) if code_active is None else np.asarray(code_active, bool)
-    fig, axes = plt.subplots(k, d, figsize=(1.1 * d + 1.6, 1.0 * k + 0.6), squeeze=False)
+    fig, axes = _subplots(k, d, (1.1 * d + 1.6, 1.0 * k + 0.6))
     for i in range(k):
         for j in range(d):
             ax = axes[i, j]
@@ -125,8 +136,8 @@ def _traversal_figure(groups, code_names: Sequence[str], steps: int, title: str)
         rows = [(label if k == 0 else "", list(zip(dims, sweeps))[k : k + 4])
                 for label, dims, sweeps in groups for k in range(0, len(dims), 4)]
         cols = max(len(panels) for _, panels in rows)
-        fig, axes = plt.subplots(len(rows), cols, figsize=(3 * cols, 2.2 * len(rows)), squeeze=False)
-        colours = plt.cm.viridis(np.linspace(0, 1, steps))
+        fig, axes = _subplots(len(rows), cols, (3 * cols, 2.2 * len(rows)))
+        colours = _colormap("viridis")(np.linspace(0, 1, steps))
         for r, (label, panels) in enumerate(rows):
             for c in range(cols):
                 ax = axes[r, c]
@@ -140,7 +151,7 @@ def _traversal_figure(groups, code_names: Sequence[str], steps: int, title: str)
         fig.suptitle(head + ": dark to light)", fontsize=9)
     else:
         lines = [(label if k == 0 else "", j, sweep) for label, dims, sweeps in groups for k, (j, sweep) in enumerate(zip(dims, sweeps))]
-        fig, axes = plt.subplots(len(lines), steps, figsize=(steps * 0.9 + 1.2, len(lines) * 0.95), squeeze=False)
+        fig, axes = _subplots(len(lines), steps, (steps * 0.9 + 1.2, len(lines) * 0.95))
         for r, (label, j, sweep) in enumerate(lines):
             for step in range(steps):
                 img = sweep[step]
@@ -223,17 +234,21 @@ def path_traversals(
 
 
 def path_purity(true_paths, pred_paths, num_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per learned path: purity (share of its points on its most common true path),
-    number of points, and that most common true path (-1 for an empty path).
-    Points with ``pred_paths == -1`` (discarded) are left out."""
+    """Per learned path: purity (:func:`hier_metrics.purity` of the points assigned to
+    it: the share on its most common true path), number of points, and that most
+    common true path (-1 for an empty path). Points with ``pred_paths == -1``
+    (discarded) are left out; the count-weighted mean of the purities is
+    :func:`hier_metrics.purity` of all points."""
     true = np.asarray(true_paths, np.int64)
     pred = np.asarray(pred_paths, np.int64)
-    kept = pred >= 0
-    table = np.zeros((num_paths, int(true.max(initial=0)) + 1), np.int64)
-    np.add.at(table, (pred[kept], true[kept]), 1)
-    counts = table.sum(axis=1)
-    purity = np.divide(table.max(axis=1), counts, out=np.zeros(num_paths), where=counts > 0)
-    majority = np.where(counts > 0, table.argmax(axis=1), -1)
+    if true.shape != pred.shape or true.ndim != 1:
+        raise ValueError(f"true_paths and pred_paths must be 1-D of one length, got {true.shape} and {pred.shape}")
+    counts = np.bincount(pred[pred >= 0], minlength=num_paths)[:num_paths]
+    purity, majority = np.zeros(num_paths), np.full(num_paths, -1, np.int64)
+    for p in np.flatnonzero(counts):
+        mine = pred == p
+        purity[p] = hier_metrics.purity(true[mine], pred[mine])
+        majority[p] = np.bincount(true[mine]).argmax()
     return purity, counts, majority
 
 
@@ -273,8 +288,8 @@ def hierarchy_comparison(
     left = _tree_text(learned, path_purity, path_counts, path_matches)
     right = _tree_text(true, None, None)
     height = max(left.count("\n"), right.count("\n")) + 3
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.14 * height + 0.8))
-    for ax, title, text in ((axes[0], "learned", left), (axes[1], "true", right)):
+    fig, axes = _subplots(1, 2, (12, 0.14 * height + 0.8))
+    for ax, title, text in ((axes[0, 0], "learned", left), (axes[0, 1], "true", right)):
         ax.axis("off")
         ax.set_title(title, fontsize=10, loc="left")
         ax.text(0, 1, text, family="monospace", fontsize=7, va="top", transform=ax.transAxes)
@@ -306,8 +321,8 @@ def component_projection(
     panels = [("true path", np.asarray(true_paths)[rows], true_names)]
     if assignments is not None:
         panels.append(("learned path (MIMOSA)", np.asarray(assignments)[rows], learned_names))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.6), squeeze=False)
-    colours = plt.cm.tab10.colors
+    fig, axes = _subplots(1, len(panels), (5.5 * len(panels), 4.6))
+    colours = _colormap("tab10").colors
     for ax, (title, labels, names) in zip(axes[0], panels):
         for label in np.unique(labels):
             mine = labels == label
@@ -320,134 +335,6 @@ def component_projection(
         ax.set_yticks([])
     fig.tight_layout()
     return fig
-
-
-#: summary-table columns in order, with their short headers
-METRIC_LABELS = {
-    "r4c": "R4c",
-    "r4": "R4",
-    "dci_disentanglement": "DCI-D",
-    "dci_completeness": "DCI-C",
-    "dci_informativeness_test": "DCI-I",
-    "dci_macro_disentanglement": "DCI-D macro",
-    "dci_macro_completeness": "DCI-C macro",
-    "dci_micro_disentanglement": "DCI-D micro",
-    "dci_micro_completeness": "DCI-C micro",
-    "mig": "MIG",
-    "sap": "SAP",
-    "factor_vae_eval_accuracy": "FactorVAE",
-    "beta_vae_eval_accuracy": "beta-VAE",
-    "h_error": "H-error",
-    "purity": "purity",
-    "mimosa_purity": "MIMOSA purity",
-    "mimosa_coverage": "MIMOSA coverage",
-}
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
-def _cell(value) -> str:
-    if not _is_number(value):
-        return "-"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return f"{float(value):.3f}"
-
-
-def table_columns(metrics: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """The :data:`METRIC_LABELS` keys that some row holds (else every numeric key)."""
-    present = {k for row in metrics.values() for k, v in row.items() if _is_number(v)}
-    return [c for c in METRIC_LABELS if c in present] or sorted(present)
-
-
-def _table_cells(metrics: Mapping[str, Mapping[str, float]], columns: Sequence[str]) -> tuple[list, list]:
-    """Header and rows of the summary table as text cells."""
-    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
-    body = [[str(model)] + [_cell(row.get(c)) for c in columns] for model, row in metrics.items()]
-    return head, body
-
-
-def metrics_table(metrics: Mapping[str, Mapping[str, float]], columns: Sequence[str] | None = None) -> str:
-    """Markdown table, one row per model and one column per metric, padded so that it
-    also reads as plain text; ``-`` where a model has no value."""
-    columns = table_columns(metrics) if columns is None else list(columns)
-    head, body = _table_cells(metrics, columns)
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-
-    def line(cells):
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + (":" if i else "-") for i, w in enumerate(widths)) + "|"
-    return "\n".join([line(head), rule, *map(line, body)])
-
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
-    path = Path(path)
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def write_report(out_dir, metrics: Mapping[str, Mapping[str, float]], figures: Mapping[str, object], *, title: str, notes: str = "") -> dict:
-    """Write ``metrics.json``, ``summary.md``, ``report.html`` and one PNG per figure.
-
-    ``figures`` maps a file stem to a matplotlib figure; ``notes`` (one paragraph per
-    line) follow the table. Returns the paths written.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    pngs = {stem: _png(fig) for stem, fig in figures.items()}
-    written = {}
-    for stem, data in pngs.items():
-        write_atomic(out / f"{stem}.png", data)
-        written[stem] = out / f"{stem}.png"
-    columns = table_columns(metrics)
-    paragraphs = [line for line in notes.splitlines() if line.strip()]
-    write_atomic(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    md = [f"# {title}", "", metrics_table(metrics, columns), ""]
-    md += [x for par in paragraphs for x in (par, "")]
-    md += [f"![{s}]({s}.png)" for s in pngs]
-    write_atomic(out / "summary.md", "\n".join(md) + "\n")
-    images = "".join(
-        f'<h2>{html.escape(stem.replace("_", " "))}</h2>'
-        f'<img alt="{html.escape(stem)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
-        for stem, data in pngs.items()
-    )
-    head, body = _table_cells(metrics, columns)
-    html_table = (
-        "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
-        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
-        + "</table>"
-    )
-    page = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{html_table}"
-        + "".join(f"<p>{html.escape(par)}</p>" for par in paragraphs)
-        + f"{images}</body></html>"
-    )
-    write_atomic(out / "report.html", page)
-    written.update(metrics=out / "metrics.json", summary=out / "summary.md", html=out / "report.html")
-    return written
 
 
 @dataclasses.dataclass
@@ -481,10 +368,8 @@ def run_figures(entries: Sequence[RunEntry], *, show_progress: bool = False) -> 
     """Every figure of a run's report, by file stem: per model the factor-vs-code
     histograms and the latent traversals; per hierarchical model also the learned
     hierarchy beside the true one and MIMOSA's components."""
-    from tqdm.auto import tqdm
-
     figures = {}
-    for e in tqdm(entries, desc="drawing figures", unit="model", disable=not show_progress, leave=False):
+    for e in progress(entries, enabled=show_progress, desc="drawing figures", unit="model"):
         stem = _stem(e.label)
         h = e.code_hierarchy
         code_active = None if h is None else h.activity_mask(e.codes)

@@ -1,0 +1,99 @@
+"""Argument types and options that several commands share."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from hier_models.cli.options import AUTOENCODER_EPOCHS, DEPRECATED_NAMES, HIERARCHICAL, MIMOSA_OPTIONS, MODEL_NAMES
+from hier_models.cli.options import model_parameters
+
+__all__ = [
+    "DATASET_HELP",
+    "add_command",
+    "add_common",
+    "add_interventional_option",
+    "add_training_options",
+    "hyperparameter_help",
+    "non_negative",
+    "positive",
+]
+
+DATASET_HELP = (
+    "dataset as for tfds.load: chopsticks/depth{2,3}_{slope,inter,both,either}, spaceshapes, "
+    "boxhead/boxhead{1,2,3}; append _TRAIN_TEST (e.g. chopsticks/depth2_either_20000_5000) for a resized "
+    "config of the same process, built on first use"
+)
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def hyperparameter_help() -> str:
+    lines = ["hyperparameters (--set KEY=VALUE; VALUE is read as JSON, else as text):"]
+    for model in MODEL_NAMES:
+        names = ", ".join(sorted(model_parameters(model)))
+        lines += textwrap.wrap(f"{model}: {names}", width=88, initial_indent="  ", subsequent_indent="      ")
+    old = ", ".join(f"{k} (for {v})" for k, v in DEPRECATED_NAMES.items())
+    text = (
+        f"{HIERARCHICAL} is the whole method of Ross & Doshi-Velez (2021): a Softplus autoencoder with initial_dim "
+        "codes (default per dataset, as in the paper) trained for --autoencoder-epochs, MIMOSA on its codes "
+        f"(hyperparameters {', '.join(MIMOSA_OPTIONS)}), then COFHAE on the learned hierarchy; its report rows say "
+        "COFHAE (MIMOSA hierarchy). Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at "
+        "three quarters of the steps (the paper's schedule). COFHAE trains once with tau=1, lambda_assign=100, "
+        "lambda_tc=10 (the authors' code's defaults, the middle of the paper's grid for both penalties); --grid "
+        f"trains the paper's 27 configurations instead. Deprecated model names, still accepted: {old}."
+    )
+    return "\n".join(lines) + "\n\n" + textwrap.fill(text, width=88)
+
+
+def _wrap(text: str) -> str:
+    return "\n\n".join(textwrap.fill(par, width=88) for par in text.split("\n\n"))
+
+
+def add_command(sub, name: str, func, *, summary: str, description: str, epilog: str = ""):
+    """A subcommand parser whose ``func`` default runs it."""
+    p = sub.add_parser(name, help=summary, description=_wrap(description), epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=func)
+    p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                   help="on an error, show the whole Python traceback (also HIERBENCH_TRACEBACK=1)")
+    return p
+
+
+def add_common(p, *, data_dir: bool = True, quiet: bool = True) -> None:
+    if data_dir:
+        p.add_argument("--data-dir", default=None, metavar="DIR", help="TFDS data dir (default: TFDS's own, ~/tensorflow_datasets)")
+    if quiet:
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_training_options(p, defaults) -> None:
+    p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs, help="training epochs of each model (default %(default)s)")
+    p.add_argument("--autoencoder-epochs", type=positive, default=AUTOENCODER_EPOCHS, metavar="N",
+                   help=f"epochs of {HIERARCHICAL}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
+                        "cheap, and MIMOSA needs converged codes)")
+    p.add_argument("--batch-size", type=positive, metavar="N", default=defaults.batch_size, help="batch size (default %(default)s)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a model hyperparameter, repeatable; see the list below")
+    p.add_argument("--grid", action="store_true",
+                   help=f"{HIERARCHICAL}: train COFHAE at the paper's 27 configurations (tau 0.5/0.67/1, "
+                        "lambda_assign 10/100/1000, lambda_tc 1/10/100) on one MIMOSA result and keep the run with "
+                        "the lowest training reconstruction among the third with the lowest assignment loss (27x "
+                        "COFHAE's training time); without it, one run with the defaults")
+
+
+def add_interventional_option(p, default: int) -> None:
+    p.add_argument("--interventional-points", type=non_negative, default=default, metavar="N",
+                   help="training votes of the FactorVAE / beta-VAE scores, half as many for evaluation; "
+                        "0 skips them (default %(default)s; disentanglement_lib uses 10000)")

@@ -1,0 +1,63 @@
+"""``hierbench train``: train one model and save it with its training history."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hier_models.cli import options
+from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help
+from hier_models.cli.common import positive
+from hier_models.cli.datasets import load_split, prepare, resolve_dataset
+from hier_models.cli.files import check_writable
+from hier_models.cli.training import save_training, train
+
+__all__ = ["register"]
+
+
+def _train(args) -> int:
+    dataset = resolve_dataset(args.dataset)
+    model = options.resolve_model(args.model)
+    settings = options.parse_options(args.set, [model])[model]
+    grid = options.PAPER_GRID if args.grid else None
+    options.check_grid(model, grid, settings)
+    if model == options.HIERARCHICAL:
+        options.initial_dim(dataset, settings)
+    out = check_writable(args.out)
+    data = load_split(prepare(dataset, args.data_dir), dataset, args.split, show_progress=not args.quiet)
+    trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
+                    batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
+                    show_progress=not args.quiet, grid=grid)
+    written = save_training(trained, out)
+    print(f"{model} trained on {len(data)} examples of {dataset.name} in {trained.seconds:.0f} s")
+    if "grid" in trained.settings:
+        print(f"grid of {len(trained.settings['grid'])} COFHAE runs; selected {trained.settings['selected']}")
+    for stage, history in trained.history.items():
+        epochs = max((len(v) for v in history.values()), default=0)
+        print(f"  {stage} after {epochs} epochs: " + ", ".join(f"{k} {v[-1]:.4g}" for k, v in history.items() if v))
+    if trained.hierarchy is not None:
+        scores = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in trained.mimosa_scores.items())
+        print(f"MIMOSA hierarchy ({scores}):\n{trained.hierarchy}")
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def register(sub, defaults) -> None:
+    """Add ``train`` to ``sub``; ``defaults`` (a RunSettings) gives the training defaults."""
+    p = add_command(
+        sub, "train", _train, summary="train one model and save it (.keras) with its training history",
+        description="Train one model on the train split of a dataset and save it to --out: model.keras and "
+                    f"history.json (settings, per-epoch losses; for {options.HIERARCHICAL} also MIMOSA's purity, "
+                    "coverage and H-error on the training data), and for "
+                    f"{options.HIERARCHICAL} smooth_autoencoder.keras, hierarchy.json, assignments.npy and "
+                    "initial_codes.npy.",
+        epilog=hyperparameter_help() + "\n\nexample: hierbench train --dataset chopsticks/depth2_either_20000_5000 "
+               "--model BetaTCVAE --set beta=4 --out runs/btc",
+    )
+    p.add_argument("--dataset", required=True, metavar="NAME", help=DATASET_HELP)
+    p.add_argument("--model", required=True, metavar="MODEL", help=f"one of {', '.join(options.MODEL_NAMES)}")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the saved model (created if missing)")
+    p.add_argument("--split", default="train", metavar="SPLIT", help="split to train on (default %(default)s; TFDS slices work)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of initialisation, shuffling and noise (default 0)")
+    p.add_argument("--latent-dim", type=positive, default=None, metavar="N",
+                   help="number of codes of a flat model (default: the dataset's number of factors)")
+    add_training_options(p, defaults)
+    add_common(p)
