@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hier_metrics as hm
-from test_metrics_common import MILD_WARPS, STRONG_WARPS, perfect_codes, uniform_factors
+from conftest import MILD_WARPS, STRONG_WARPS, perfect_codes, uniform_factors
 
 N = 1500
 

@@ -6,7 +6,7 @@ import pytest
 
 import hier_datasets
 import hier_metrics as hm
-from test_metrics_common import MILD_WARPS, flat_hierarchy, perfect_codes
+from conftest import MILD_WARPS, flat_hierarchy, perfect_codes
 
 CHOPSTICKS = hier_datasets.ground_truth("chopsticks/depth2_either")
 H = CHOPSTICKS.hierarchy

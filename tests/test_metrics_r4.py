@@ -7,7 +7,9 @@ import hier_metrics as hm
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics._univariate import correspondence, directed_scores, random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES, resolve_categorical
-from test_metrics_common import MILD_WARPS, PERMUTATION, STRONG_WARPS, flat_hierarchy, perfect_codes, uniform_factors
+from conftest import (
+    MERGED_UP, MILD_WARPS, PERMUTATION, PUSHED_DOWN, STRONG_WARPS, flat_hierarchy, perfect_codes, uniform_factors,
+)
 
 
 @pytest.fixture(scope="module")
@@ -182,19 +184,6 @@ def test_r4_matches_the_reference_method():
 # ------------------------------------------------------------------ R^4_c
 SPACESHAPES = hier_datasets.ground_truth("spaceshapes")
 H = SPACESHAPES.hierarchy
-JET = Categorical("jet", (("none", Group()), ("jet", Group(("jetlen",)))))
-#: x and y pushed down into every shape's branch
-PUSHED_DOWN = Hierarchy(
-    Group((), Categorical("shape", (
-        ("moon", Group(("x_moon", "y_moon", "phase"))),
-        ("star", Group(("x_star", "y_star", "shine"))),
-        ("ship", Group(("x_ship", "y_ship", "angle"), JET)),
-    )))
-)
-#: phase, shine and angle merged up into one root dimension
-MERGED_UP = Hierarchy(
-    Group(("x", "y", "merged"), Categorical("shape", (("moon", Group()), ("star", Group()), ("ship", Group((), JET)))))
-)
 
 
 @pytest.fixture(scope="module")
