@@ -101,6 +101,7 @@ class Study:
         self.cache = Path(args.cache)
         self.cache.mkdir(parents=True, exist_ok=True)
         self._data: dict = {}
+        self.discriminator_dtype = discriminator_dtype(args.discriminator_dtype)
 
     def data(self, name: str):
         if name not in self._data:
@@ -173,10 +174,15 @@ class Study:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
             start = time.perf_counter()
             net = train_cofhae(train_x, hierarchy, assignments, epochs=self.args.epochs,
-                               batch_size=self.args.batch_size, seed=seed).model
+                               batch_size=self.args.batch_size, seed=seed,
+                               discriminator_dtype=self.discriminator_dtype).model
+            extra["discriminator_dtype"] = self.discriminator_dtype
             extra["learned_hierarchy"] = hierarchy.to_json()
         else:
             cls, options = BASELINES[model]
+            if model == "FactorVAE":
+                options = {**options, "discriminator_dtype": self.discriminator_dtype}
+                extra["discriminator_dtype"] = self.discriminator_dtype
             net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, seed=seed, **options)
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, seed=seed)
         trained = time.perf_counter() - start
@@ -186,6 +192,23 @@ class Study:
                         interventional_points=self.args.interventional_points, seed=seed, show_progress=False)
         return {**self.common(name, model, seed), **metrics, **extra, "seconds": trained,
                 "seconds_scoring": time.perf_counter() - start}
+
+
+def discriminator_dtype(choice: str) -> str | None:
+    """The discriminators' dtype policy: ``auto`` is bfloat16 where the hardware computes
+    it natively (a GPU, or a CPU with AVX512-BF16 or AMX), float32 elsewhere; it halves
+    the run time of COFHAE and FactorVAE (``ross2021_speed.md``)."""
+    if choice != "auto":
+        return None if choice == "float32" else choice
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        return "mixed_bfloat16"
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    return "mixed_bfloat16" if re.search(r"\b(avx512_bf16|amx_bf16)\b", flags) else None
 
 
 def plan(args) -> list[tuple[str, str, int]]:
@@ -323,6 +346,8 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--interventional-points", type=int, default=10_000)
+    parser.add_argument("--discriminator-dtype", default="auto", choices=("auto", "float32", "mixed_bfloat16"),
+                        help="COFHAE's and FactorVAE's discriminators (auto: bfloat16 where supported)")
     parser.add_argument("--out", type=Path, default=RESULTS / "ross2021.json")
     parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes and MIMOSA output")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
