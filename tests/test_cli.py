@@ -53,7 +53,7 @@ def data_dir(cli_data_dir):
 def tiny_run(tmp_path_factory, data_dir):
     """A whole run (three models trained): only the tests of its report need it."""
     out = tmp_path_factory.mktemp("runs") / "tiny"
-    code = main(["run", *TINY, "--models", *MODELS, "--data-dir", data_dir, "--out", str(out)])
+    code = main(["run", *TINY, "--datasets", "chopsticks/depth2_either", "--models", *MODELS, "--data-dir", data_dir, "--out", str(out)])
     assert code == 0
     return out
 

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_RUN", "RunSettings", "register", "run"]
 class RunSettings:
     """Everything ``hierbench run`` does; the defaults are the embedded benchmark."""
 
-    datasets: Sequence[str] = ("chopsticks/depth2_either",)
+    datasets: Sequence[str] = ("chopsticks/depth2_inter",)
     models: Sequence[str] = ("AE", "BetaTCVAE", model_options.HIERARCHICAL)
     seeds: Sequence[int] = (0,)
     train_size: int | None = 20_000
