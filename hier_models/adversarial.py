@@ -11,6 +11,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from hier_models import distribute
 from hier_models.networks import OUTPUT_DTYPE
 from hier_models.validation import check_units
 
@@ -64,16 +65,21 @@ def matching_adam(optimizer) -> keras.optimizers.Optimizer:
     return keras.optimizers.Adam(learning_rate=learning_rate)
 
 
-def discriminator_step(discriminator, optimizer, real, fake) -> dict:
+def discriminator_step(discriminator, optimizer, real, fake, weight=None) -> dict:
     """Logistic loss on ``real`` (label 1) vs ``fake`` (label 0); one optimiser step
-    unless ``optimizer`` is None. Returns ``discriminator_loss`` and ``_accuracy``."""
+    unless ``optimizer`` is None. Returns ``discriminator_loss`` and ``_accuracy``.
+
+    ``weight`` (default 1) multiplies the loss that is differentiated: a replica's
+    share of the global batch under a ``tf.distribute`` strategy, whose optimiser
+    sums the replicas' gradients."""
     real, fake = tf.stop_gradient(real), tf.stop_gradient(fake)
     variables = discriminator.trainable_variables
     with tf.GradientTape() as tape:
         real_logit = discriminator(real)
         fake_logit = discriminator(fake)
         loss = 0.5 * (ops.mean(ops.softplus(-real_logit)) + ops.mean(ops.softplus(fake_logit)))
-        objective = loss if optimizer is None else optimizer.scale_loss(loss)
+        weighted = loss if weight is None else loss * weight
+        objective = weighted if optimizer is None else optimizer.scale_loss(weighted)
     if optimizer is not None:
         grads = tape.gradient(objective, variables)
         optimizer.apply_gradients(zip(grads, variables))
@@ -96,22 +102,35 @@ class Adversarial:
         own = {id(v) for v in self.discriminator.trainable_variables}
         return [v for v in self.trainable_variables if id(v) not in own]
 
-    def _discriminator_step(self, real, fake, training: bool) -> dict:
-        return discriminator_step(self.discriminator, self.discriminator_optimizer if training else None, real, fake)
+    def _permuted_codes(self, codes, permute, *more) -> tuple:
+        """``(real, fake, share)``: this replica's ``codes`` and its rows of
+        ``permute(global codes, *global more, seed)``, a permutation across the global
+        batch (gathered from every replica; one device's batch is the global batch),
+        and the replica's :class:`~hier_models.distribute.BatchShare` (None on one)."""
+        codes = tf.stop_gradient(codes)
+        share = distribute.batch_share(tf.shape(codes)[0])
+        everything = [distribute.gather_rows(v, share) for v in (codes, *more)]
+        fake = distribute.local_rows(permute(*everything, self._seed(1)), share)
+        return codes, fake, share
+
+    def _discriminator_step(self, real, fake, training: bool, share=None) -> dict:
+        optimizer = self.discriminator_optimizer if training else None
+        return discriminator_step(self.discriminator, optimizer, real, fake, None if share is None else share.fraction)
 
     def compile(self, optimizer="adam", discriminator_optimizer=None, **kwargs):
         """As :meth:`Autoencoder.compile`, plus the discriminator's own optimiser
         (default: the model's ``_default_discriminator_optimizer``)."""
         super().compile(optimizer=optimizer, **kwargs)
-        if discriminator_optimizer is None:
-            discriminator_optimizer = self._default_discriminator_optimizer()
-        discriminator_optimizer = keras.optimizers.get(discriminator_optimizer)
-        if self.dtype_policy.name == "mixed_float16" and not isinstance(
-            discriminator_optimizer, keras.optimizers.LossScaleOptimizer
-        ):  # as Keras does for the main optimiser
-            discriminator_optimizer = keras.optimizers.LossScaleOptimizer(discriminator_optimizer)
-        self.discriminator_optimizer = discriminator_optimizer
-        self.discriminator_optimizer.build(self.discriminator.trainable_variables)
+        with self.distribute_strategy.scope():  # the second optimiser's variables beside the model's
+            if discriminator_optimizer is None:
+                discriminator_optimizer = self._default_discriminator_optimizer()
+            discriminator_optimizer = self._scoped_optimizer(discriminator_optimizer, "discriminator_optimizer")
+            if self.dtype_policy.name == "mixed_float16" and not isinstance(
+                discriminator_optimizer, keras.optimizers.LossScaleOptimizer
+            ):  # as Keras does for the main optimiser
+                discriminator_optimizer = keras.optimizers.LossScaleOptimizer(discriminator_optimizer)
+            self.discriminator_optimizer = discriminator_optimizer
+            self.discriminator_optimizer.build(self.discriminator.trainable_variables)
 
     def get_compile_config(self):
         config = super().get_compile_config()

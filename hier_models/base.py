@@ -7,6 +7,12 @@ kept in a non-trainable variable (so schedules resume after ``load_model``),
 per-step random seeds derived from ``(seed, step)`` (so a reloaded model draws the
 same noise a model trained without interruption would have drawn), loss terms
 reported as Keras metrics, ``encode`` / ``decode`` to numpy, and ``get_config``.
+
+Under a ``tf.distribute`` strategy (build and compile the model inside its scope)
+each replica weights its loss by its share of the global batch, draws its rows of
+the global batch's noise and reports its metrics weighted by that share, so that
+training on R replicas follows single-device training on the global batches (see
+:mod:`hier_models.distribute`).
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from hier_models import losses
+from hier_models import distribute, losses
 from hier_models.architectures import architecture_spec
 from hier_models.networks import build_decoder, build_encoder
 from hier_models.validation import check_choice, check_input_shape, check_positive, check_positive_int
@@ -30,11 +36,12 @@ _COMPILE_LOSS_ARGS = ("loss", "loss_weights", "metrics", "weighted_metrics")
 
 
 class LatestValue(keras.metrics.Metric):
-    """A metric that reports the value of its last update (for schedule values)."""
+    """A metric that reports the value of its last update (for schedule values, the
+    same on every replica: read from the first)."""
 
     def __init__(self, name: str, **kwargs):
         super().__init__(name=name, **kwargs)
-        self.value = self.add_variable(shape=(), initializer="zeros", name="value")
+        self.value = self.add_variable(shape=(), initializer="zeros", name="value", aggregation="only_first_replica")
 
     def update_state(self, value):
         self.value.assign(ops.cast(value, self.dtype))
@@ -97,7 +104,10 @@ class Autoencoder(keras.Model):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.seed = int(seed)
-        self._step = self.add_weight(shape=(), dtype="int64", initializer="zeros", trainable=False, name="step")
+        # every replica counts the same steps: the first replica's count is the model's
+        self._step = self.add_weight(
+            shape=(), dtype="int64", initializer="zeros", trainable=False, name="step", aggregation="only_first_replica"
+        )
         self._config = {
             "input_shape": list(self.observation_shape),
             "likelihood": self.likelihood,
@@ -150,7 +160,16 @@ class Autoencoder(keras.Model):
         return tf.random.experimental.stateless_fold_in(base, salt)
 
     def _sample(self, mean, logvar, salt: int):
-        eps = tf.random.stateless_normal(tf.shape(mean), seed=self._seed(salt), dtype=mean.dtype)
+        """``mean + exp(logvar / 2) * eps`` with standard normal ``eps`` drawn for the
+        whole batch from :meth:`_seed`; a replica takes its rows of the global
+        batch's draw (:func:`hier_models.distribute.batch_share`)."""
+        share = distribute.batch_share(tf.shape(mean)[0])
+        if share is None:
+            eps = tf.random.stateless_normal(tf.shape(mean), seed=self._seed(salt), dtype=mean.dtype)
+        else:
+            shape = tf.concat([tf.reshape(share.total, [1]), tf.shape(mean)[1:]], axis=0)
+            eps = tf.random.stateless_normal(shape, seed=self._seed(salt), dtype=mean.dtype)
+            eps = distribute.local_rows(eps, share)
         return mean + ops.exp(0.5 * logvar) * eps
 
     def _reconstruction(self, x, out):
@@ -188,9 +207,16 @@ class Autoencoder(keras.Model):
                 f"(n, {', '.join(map(str, expected))})), got a batch of shape (n, {', '.join(map(str, shape))})"
             )
 
-    def _record(self, terms: dict) -> dict:
+    def _record(self, terms: dict, share: distribute.BatchShare | None = None) -> dict:
+        """Update the metrics with one batch's terms. A replica's terms are means over
+        its rows, weighted by its share of the global batch, so that the metrics read
+        across replicas are the means over global batches."""
         for name, tracker in self._trackers.items():
-            tracker.update_state(terms[name])
+            if share is None or isinstance(tracker, LatestValue):
+                tracker.update_state(terms[name])
+            else:  # a replica without rows has NaN means and weight 0
+                value = tf.cast(terms[name], tf.float32)
+                tracker.update_state(tf.where(share.size > 0, value, tf.zeros_like(value)), sample_weight=share.fraction)
         return {name: tracker.result() for name, tracker in self._trackers.items()}
 
     # ------------------------------------------------------------- training
@@ -203,21 +229,25 @@ class Autoencoder(keras.Model):
         return self._forward(self._observations(data), training=training)
 
     def train_step(self, data):
+        share = distribute.batch_share(_batch_rows(data))
         with tf.GradientTape() as tape:
             terms, aux = self._forward_batch(data, training=True)
-            objective = self.optimizer.scale_loss(terms["loss"])  # loss scaling under mixed_float16
+            # a replica's loss is a mean over its rows; the optimiser sums the replicas' gradients
+            loss = terms["loss"] if share is None else terms["loss"] * share.fraction
+            objective = self.optimizer.scale_loss(loss)  # loss scaling under mixed_float16
         variables = self._main_variables()
         grads = tape.gradient(objective, variables)
         pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
         self.optimizer.apply_gradients(pairs)
         terms.update(self._auxiliary_step(aux, training=True))
         self._step.assign_add(1)
-        return self._record(terms)
+        return self._record(terms, share)
 
     def test_step(self, data):
+        share = distribute.batch_share(_batch_rows(data))
         terms, aux = self._forward_batch(data, training=False)
         terms.update(self._auxiliary_step(aux, training=False))
-        return self._record(terms)
+        return self._record(terms, share)
 
     def call(self, x, training=False):
         """Reconstructions (likelihood means) of ``x`` from its posterior means."""
@@ -243,8 +273,36 @@ class Autoencoder(keras.Model):
                     f"{type(self).__name__} computes its own loss and metrics; compile() takes optimizer= "
                     f"(and Keras options such as jit_compile), got {arg}={kwargs[arg]!r}"
                 )
-        super().compile(optimizer=optimizer, **kwargs)
-        self.optimizer.build(self._main_variables())
+        self._check_strategy()
+        with self.distribute_strategy.scope():
+            super().compile(optimizer=self._scoped_optimizer(optimizer, "optimizer"), **kwargs)
+            self.optimizer.build(self._main_variables())
+
+    def _check_strategy(self):
+        """ValueError when compiling inside the scope of a strategy that the model was
+        not built in (its variables would live on the wrong devices)."""
+        if tf.distribute.has_strategy() and tf.distribute.get_strategy() is not self._distribute_strategy:
+            raise ValueError(
+                f"{type(self).__name__} was built outside the scope of the current tf.distribute strategy; "
+                "build the model inside strategy.scope() (and compile it there)"
+            )
+
+    def _scoped_optimizer(self, optimizer, what: str) -> keras.optimizers.Optimizer:
+        """``optimizer`` (an instance, name or config) as an optimiser of the model's
+        strategy: one created outside the strategy's scope and not yet built is
+        recreated inside it from its config (learning-rate schedule included)."""
+        with self.distribute_strategy.scope():
+            optimizer = keras.optimizers.get(optimizer)
+            inner = optimizer.inner_optimizer if isinstance(optimizer, keras.optimizers.LossScaleOptimizer) else optimizer
+            owners = [getattr(o, "_distribution_strategy", None) for o in (optimizer, inner)]
+            if all(owner is None or owner is self.distribute_strategy for owner in owners):
+                return optimizer
+            if optimizer.built:
+                raise ValueError(
+                    f"{what} was created and used outside the scope of the model's tf.distribute strategy; "
+                    "create it inside strategy.scope() or pass a fresh one"
+                )
+            return type(optimizer).from_config(optimizer.get_config())
 
     def compile_from_config(self, config):
         config = keras.saving.deserialize_keras_object(config)
@@ -325,6 +383,11 @@ class Autoencoder(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def _batch_rows(data):
+    """Rows of one ``fit`` / ``evaluate`` batch (observations, pairs or a dict)."""
+    return tf.shape(tf.nest.flatten(data)[0])[0]
 
 
 class SingleLayerModel(Autoencoder):

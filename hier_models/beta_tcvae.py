@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 
-from hier_models import losses
+from hier_models import distribute, losses
 from hier_models.validation import check_choice, check_non_negative, check_positive_int
 from hier_models.vae import VAE
 
@@ -29,6 +30,8 @@ class BetaTCVAE(VAE):
     ``reconstruction + r_t (KL + (alpha-1) MI + (beta-1) TC + (gamma-1) DWKL)``, where
     ``r_t = min(1, t / beta_anneal_steps)`` anneals the whole penalty. Metrics:
     ``loss``, ``reconstruction``, ``kl``, ``mi``, ``tc``, ``dwkl``, ``beta`` (r_t beta).
+    Under a ``tf.distribute`` strategy the aggregate posterior is estimated on the
+    global batch, gathered from every replica (:mod:`hier_models.distribute`).
     """
 
     loss_terms = ("loss", "reconstruction", "kl", "mi", "tc", "dwkl")
@@ -54,7 +57,7 @@ class BetaTCVAE(VAE):
         self._config.update(dict(alpha=alpha, gamma=gamma, dataset_size=dataset_size, estimator=estimator))
 
     def _regulariser(self, z, mean, logvar, kl, fraction):
-        parts = losses.tc_decomposition(z, mean, logvar, self.dataset_size, self.estimator)
+        parts = self._decomposition(z, mean, logvar)
         penalty = (
             kl
             + (self.alpha - 1.0) * parts["mi"]
@@ -62,3 +65,16 @@ class BetaTCVAE(VAE):
             + (self.gamma - 1.0) * parts["dwkl"]
         )
         return fraction * penalty, {**parts, "beta": self.beta * fraction}
+
+    def _decomposition(self, z, mean, logvar) -> dict:
+        """:func:`~hier_models.losses.tc_decomposition` of the batch. When replicas
+        split a global batch, the posteriors of every replica are gathered: each
+        replica's codes are scored against the aggregate posterior of the global
+        batch, so the replicas' terms weighted by their shares are the global batch's."""
+        share = distribute.batch_share(tf.shape(z)[0])
+        if share is None:
+            return losses.tc_decomposition(z, mean, logvar, self.dataset_size, self.estimator)
+        batch = (distribute.gather_rows(mean, share), distribute.gather_rows(logvar, share))
+        return losses.tc_decomposition(
+            z, mean, logvar, self.dataset_size, self.estimator, batch=batch, offset=share.offset
+        )

@@ -167,6 +167,11 @@ def conditional_permute(z, active, seed):
     return tf.transpose(out)
 
 
+def _permute_active(z, active, seed):
+    """:func:`conditional_permute` with ``active`` given as the hard masks (> 0.5 = active)."""
+    return conditional_permute(z, active > 0.5, seed)
+
+
 def targets_from_assignments(hierarchy: Hierarchy, assignments) -> np.ndarray:
     """(n, num_dims) training targets from path assignments (-1 = discarded).
 
@@ -339,11 +344,12 @@ class COFHAE(Adversarial, Autoencoder):
             zero = ops.zeros((), "float32")
             return {"discriminator_loss": zero, "discriminator_accuracy": zero}
         masked, active = aux
+        # the permutation runs over the global batch when replicas split it
         if self.tc_mode == "conditional":
-            fake = conditional_permute(tf.stop_gradient(masked), active > 0.5, self._seed(1))
+            real, fake, share = self._permuted_codes(masked, _permute_active, active)
         else:
-            fake = losses.permute_dims(tf.stop_gradient(masked), self._seed(1))
-        return self._discriminator_step(masked, fake, training)
+            real, fake, share = self._permuted_codes(masked, losses.permute_dims)
+        return self._discriminator_step(real, fake, training, share)
 
     # -------------------------------------------------------------- inference
     def _codes(self, x):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from hier_models import losses
@@ -59,5 +58,6 @@ class FactorVAE(Adversarial, VAE):
         return beta * kl + self.gamma * tc, {"beta": beta, "tc": tc}
 
     def _auxiliary_step(self, z, training):
-        permuted = losses.permute_dims(tf.stop_gradient(z), self._seed(1))
-        return self._discriminator_step(z, permuted, training)
+        # the permutation runs over the global batch when replicas split it
+        real, fake, share = self._permuted_codes(z, losses.permute_dims)
+        return self._discriminator_step(real, fake, training, share)

@@ -149,33 +149,37 @@ def stratified_log_weights(batch_size, dataset_size=None, dtype="float32"):
     return ops.log(eye * own + (1.0 - eye) * other)
 
 
-def _mixture_shift(z, mean, logvar, log_w):
-    """(M, D) log-sum-exp shifts for :func:`_log_mixture_densities`, without gradient.
+def _mixture_shift(z, own_mean, own_logvar, own_log_w, logvar, log_w):
+    """(m, D) log-sum-exp shifts for :func:`_log_mixture_densities`, without gradient.
 
-    Row i's own term ``log w_ii + log q(z_id | x_i)`` (0.5 log 2 pi dropped) is the
-    natural shift: it is part of the sum, so the sum of the shifted exponentials is
-    at least 1. It is raised to ``bound - 80`` where ``bound`` is the largest value any
-    term can take (the peak density of the sharpest posterior), so no shifted term
+    Row i's own term ``log w_ii + log q(z_id | x_i)`` (0.5 log 2 pi dropped; ``own_*``
+    are the codes' own posteriors and weights) is the natural shift: it is part of the
+    sum, so the sum of the shifted exponentials is at least 1. It is raised to
+    ``bound - 80`` where ``bound`` is the largest value any term can take (the peak
+    density of the sharpest of the M posteriors ``logvar``), so no shifted term
     exceeds e^80 whatever ``z`` is: the sum cannot overflow (it could underflow only if
     every term lay more than ~167 nats below that peak), and no max pass over the
-    (M, M, D) terms is needed.
+    (m, M, D) terms is needed.
     """
-    own = gaussian_log_density(z, mean, logvar) + 0.5 * _LOG_2PI + tf.linalg.diag_part(log_w)[:, None]
+    own = gaussian_log_density(z, own_mean, own_logvar) + 0.5 * _LOG_2PI + own_log_w[:, None]
     bound = tf.reduce_max(-0.5 * logvar, axis=0) + tf.reduce_max(log_w)
     return tf.stop_gradient(tf.maximum(own, bound[None, :] - 80.0))
 
 
-def _log_mixture_densities(z, mean, logvar, log_w):
-    """``(log_qz_dims (M, D), log_qz (M,))``: the weighted mixtures of the batch's
-    posteriors at each code, per dimension and jointly (0.5 log 2 pi per dimension dropped).
+def _log_mixture_densities(z, mean, logvar, log_w, own_mean, own_logvar, own_log_w):
+    """``(log_qz_dims (m, D), log_qz (m,))``: the weighted mixtures of the batch's M
+    posteriors ``(mean, logvar)`` at each of m codes ``z``, per dimension and jointly
+    (0.5 log 2 pi per dimension dropped).
 
     ``log_qz_dims[i, d] = log sum_j w_ij q(z_id | x_j)`` and
-    ``log_qz[i] = log sum_j w_ij prod_d q(z_id | x_j)``. The (D, M, M) pair terms are
-    laid out dimension first, shifted by :func:`_mixture_shift` and fused by XLA; the
-    hand-written gradient reuses the forward's exponentials (the softmax weights
-    ``p_ijd``) instead of differentiating through the log-sum-exps op by op.
+    ``log_qz[i] = log sum_j w_ij prod_d q(z_id | x_j)`` with the (m, M) weights
+    ``log_w``; ``own_*`` are each code's own posterior and weight (for the shift).
+    The (D, m, M) pair terms are laid out dimension first, shifted by
+    :func:`_mixture_shift` and fused by XLA; the hand-written gradient reuses the
+    forward's exponentials (the softmax weights ``p_ijd``) instead of differentiating
+    through the log-sum-exps op by op.
     """
-    shift = tf.transpose(_mixture_shift(z, mean, logvar, log_w))  # (D, M)
+    shift = tf.transpose(_mixture_shift(z, own_mean, own_logvar, own_log_w, logvar, log_w))  # (D, m)
 
     @tf.custom_gradient
     def densities(z, mean, logvar):
@@ -210,7 +214,7 @@ def _check_estimator(estimator) -> str:
     return estimator
 
 
-def tc_decomposition(z, mean, logvar, dataset_size=None, estimator: str = "mws"):
+def tc_decomposition(z, mean, logvar, dataset_size=None, estimator: str = "mws", *, batch=None, offset=0):
     """Batch means of the KL decomposition of beta-TCVAE (Chen et al. 2018).
 
     ``z`` (M, D) are samples of the posteriors ``N(mean, exp(logvar))`` of the same
@@ -238,19 +242,40 @@ def tc_decomposition(z, mean, logvar, dataset_size=None, estimator: str = "mws")
     M x M x D pair densities are computed by one XLA-compiled kernel with its own
     gradient (docs/results/models_throughput.md); the estimators differ only in the
     (M, M) weights it is given.
+
+    ``batch=(batch_mean, batch_logvar)`` gives the posteriors of a whole batch of M
+    rows of which ``z``, ``mean`` and ``logvar`` are the m rows starting at row
+    ``offset`` (a replica's share of a global batch split over devices): the
+    aggregate posterior is estimated from all M posteriors and the terms are means
+    over the m rows, so the results of consecutive shares, weighted by m / M, sum to
+    the whole batch's (exactly: the same weights and pairs).
     """
     estimator = _check_estimator(estimator)
     z = tf.convert_to_tensor(z)
-    return _kl_decomposition(z, tf.cast(mean, z.dtype), tf.cast(logvar, z.dtype), dataset_size, estimator)
+    mean, logvar = tf.cast(mean, z.dtype), tf.cast(logvar, z.dtype)
+    if batch is None:
+        return _kl_decomposition(z, mean, logvar, mean, logvar, None, dataset_size, estimator)
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise ValueError(f"batch must be a (mean, logvar) pair of the whole batch's posteriors, got {type(batch).__name__}")
+    batch_mean, batch_logvar = (tf.cast(v, z.dtype) for v in batch)
+    offset = tf.convert_to_tensor(offset, tf.int32)
+    return _kl_decomposition(z, mean, logvar, batch_mean, batch_logvar, offset, dataset_size, estimator)
 
 
 @tf.function(jit_compile=True)
-def _kl_decomposition(z, mean, logvar, dataset_size, estimator):
+def _kl_decomposition(z, mean, logvar, batch_mean, batch_logvar, offset, dataset_size, estimator):
     """:func:`tc_decomposition` compiled as one XLA kernel (traced once per
-    ``dataset_size`` and ``estimator``)."""
+    ``dataset_size`` and ``estimator``, and for a whole batch, ``offset=None``, or a
+    share of one): rows ``offset ..`` of the batch's weights."""
     weights = minibatch_log_weights if estimator == "mws" else stratified_log_weights
-    log_w = weights(tf.shape(z)[0], dataset_size, dtype=z.dtype)
-    log_qz_dims, log_qz = _log_mixture_densities(z, mean, logvar, log_w)
+    log_w = weights(tf.shape(batch_mean)[0], dataset_size, dtype=z.dtype)
+    if offset is None:
+        own_log_w = tf.linalg.diag_part(log_w)
+    else:
+        rows = tf.shape(z)[0]
+        log_w = log_w[offset : offset + rows]
+        own_log_w = tf.linalg.diag_part(log_w[:, offset : offset + rows])
+    log_qz_dims, log_qz = _log_mixture_densities(z, batch_mean, batch_logvar, log_w, mean, logvar, own_log_w)
     constant = 0.5 * _LOG_2PI * tf.cast(tf.shape(z)[1], z.dtype)
     log_qz = log_qz - constant
     log_qz_product = tf.reduce_sum(log_qz_dims, axis=1) - constant
@@ -263,10 +288,10 @@ def _kl_decomposition(z, mean, logvar, dataset_size, estimator):
     }
 
 
-def total_correlation(z, mean, logvar, dataset_size=None, estimator: str = "mws"):
+def total_correlation(z, mean, logvar, dataset_size=None, estimator: str = "mws", *, batch=None, offset=0):
     """The total-correlation estimate of :func:`tc_decomposition` (``estimator``
-    ``"mws"`` or ``"mss"``)."""
-    return tc_decomposition(z, mean, logvar, dataset_size, estimator)["tc"]
+    ``"mws"`` or ``"mss"``; ``batch`` and ``offset`` as there)."""
+    return tc_decomposition(z, mean, logvar, dataset_size, estimator, batch=batch, offset=offset)["tc"]
 
 
 def permute_dims(z, seed):
