@@ -7,12 +7,17 @@ Boxhead image is rendered. Where TFDS is not installed (a PyTorch or JAX
 environment) the generators (:func:`ground_truth`) and :class:`Hierarchy` work all
 the same and no builder is registered.
 
-:func:`build` builds (or reuses) a dataset by name in a TFDS data dir.
+:func:`build` builds (or reuses) a dataset by name in a TFDS data dir, on Apache
+Beam with ``beam_options``; :func:`data_source` gives random access to its examples
+(for PyTorch, JAX and Grain).
 """
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_datasets.ground_truth import GroundTruth, available, ground_truth
 from hier_datasets.loading import build
+from hier_datasets.data_source import DataSource, data_source
 from hier_datasets import chopsticks, spaceshapes  # noqa: F401  (register the families)
 from hier_datasets import boxhead  # noqa: F401  (registers boxhead; Open3D and PyVista load on first render)
 
-__all__ = ["Categorical", "Group", "Hierarchy", "GroundTruth", "available", "build", "ground_truth"]
+__all__ = [
+    "Categorical", "Group", "Hierarchy", "GroundTruth", "DataSource", "available", "build", "data_source", "ground_truth",
+]

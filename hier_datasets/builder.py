@@ -1,23 +1,42 @@
 """The TFDS builder shared by every hierbench dataset.
 
 A builder is thin: it asks the dataset's :class:`~hier_datasets.GroundTruth` for
-factors and observations and writes them with their labels. Each split is drawn
-from its own fixed seed (a CRC32 of ``family/config/split``) in one process, so the
-same version and config give the same bytes on every machine.
+factors and observations and writes them with their labels. The factors of a split
+are drawn from its own fixed seed (a CRC32 of ``family/config/split``,
+:func:`split_seed`); its examples are then made in chunks of :data:`CHUNK` rows,
+chunk ``c`` drawing its observation noise (if any) from the seed
+``[split_seed, c]`` (:func:`chunk_examples`). A chunk depends on nothing but those
+seeds, so the same version and config give the same examples whether the chunks
+are made one after the other in one process (the plain build) or spread over the
+workers of an Apache Beam pipeline (:mod:`hier_datasets.beam_build`), and the same
+bytes on every machine.
+
+Building is safe for several processes sharing one data dir: preparation holds an
+exclusive file lock per config and version, a process that waited for it reuses the
+finished build, and the ``incomplete.*`` folder of an interrupted build is removed
+before the next one starts (:meth:`HierarchicalBuilder.download_and_prepare`).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
+import shutil
 import zlib
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import tensorflow_datasets as tfds
 
 from hier_datasets.ground_truth import GroundTruth, ground_truth
 
-#: rows rendered at a time while writing a split
+try:  # POSIX file locks; elsewhere builds of one config must not overlap
+    import fcntl
+except ImportError:  # pragma: no cover  (Windows)
+    fcntl = None
+
+#: rows generated at a time while writing a split; one Beam element is one chunk
 CHUNK = 2048
 
 
@@ -60,6 +79,51 @@ def split_seed(family: str, config: str, split: str) -> int:
     return zlib.crc32(f"{family}/{config}/{split}".encode())
 
 
+def split_factors(gt: GroundTruth, family: str, process: str, split: str, size: int) -> np.ndarray:
+    """The (size, num_factors) factors of one split, drawn from :func:`split_seed`."""
+    return gt.sample_factors(size, np.random.default_rng(split_seed(family, process, split)))
+
+
+def chunk_examples(gt: GroundTruth, factors: np.ndarray, start: int, seed: int) -> Iterator[tuple[int, dict]]:
+    """``(key, example)`` for the rows ``start .. start + CHUNK - 1`` of a split's factors.
+
+    The key is the row index. The observation noise of chunk ``c = start // CHUNK``
+    comes from ``numpy.random.default_rng([seed, c])``, so a chunk is the same
+    whichever process makes it and whatever was made before it (for noise-free
+    processes, every registered config, the observations do not use it at all).
+    Labels (``active``, ``path`` and the ground truth's extra labels) are functions
+    of each row alone.
+    """
+    if start < 0 or start % CHUNK:
+        raise ValueError(f"start must be a non-negative multiple of CHUNK={CHUNK}, got {start!r}")
+    rows = factors[start : start + CHUNK]
+    labels = {"active": gt.active(rows), "path": gt.paths(rows), **gt.extra_labels(rows)}
+    obs = gt.observations_from_factors(rows, np.random.default_rng([seed, start // CHUNK]))
+    for j, x in enumerate(obs):
+        example = {gt.observation_name: x, "factors": rows[j]}
+        example.update({name: values[j] for name, values in labels.items()})
+        yield start + j, example
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """Hold an exclusive ``flock`` on ``lock_path`` (created if missing).
+
+    The kernel releases the lock when its process ends, however it ends, so a killed
+    build never leaves a lock behind; the (empty) lock file itself stays.
+    """
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "ab") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 _SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
 
 
@@ -97,19 +161,60 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
     def _process(self) -> str:
         return self.builder_config.process or self.builder_config.name
 
-    def download_and_prepare(self, *args, **kwargs):
-        """Build the dataset; after a failure no folder of this config is left behind.
+    #: ground-truth options in a Beam worker, e.g. Boxhead's one rendering process (one scene) per worker
+    BEAM_WORKER_OPTIONS: dict = {}
 
-        TFDS writes into a temporary folder that it renames on success and deletes
-        on failure; this also removes the config folder that it leaves empty.
+    @property
+    def build_lock_path(self) -> Path:
+        """The lock file of this config and version: ``{data_dir}/{name}/.{config}-{version}.lock``.
+
+        It lies beside the config's folder (not in it), so that a failed build can
+        remove the folder and TFDS never mistakes the file for a version.
         """
-        try:
+        config_dir = Path(self.data_path).parent
+        return config_dir.parent / f".{config_dir.name}-{Path(self.data_path).name}.lock"
+
+    def download_and_prepare(self, *args, **kwargs):
+        """Build the dataset, or reuse it when it is there.
+
+        Safe for processes that share a data dir: preparation holds an exclusive file
+        lock (:attr:`build_lock_path`) on POSIX systems; a process that waited while
+        another built the same config and version reads and reuses that build. Under
+        the lock, ``incomplete.*`` folders of this version are left over from an
+        interrupted build and are removed first. TFDS writes into a temporary folder
+        that it renames on success and deletes on failure; after a failure this also
+        removes the config folder that it leaves empty.
+
+        With ``download_config=tfds.download.DownloadConfig(beam_options=...)`` (or
+        ``beam_runner``), as ``tfds build --beam_pipeline_options=...`` passes, the
+        examples are generated on Apache Beam (:mod:`hier_datasets.beam_build`);
+        they are the same examples as without.
+        """
+        config = kwargs.get("download_config")
+        overwrite = config is not None and config.download_mode.overwrite_dataset
+        data_path = Path(self.data_path)
+        if (data_path.exists() and not overwrite) or "://" in str(self.data_path):
             return super().download_and_prepare(*args, **kwargs)
-        except BaseException:
-            config_dir = Path(self.data_dir).parent
-            if config_dir.is_dir() and not any(config_dir.iterdir()):
-                config_dir.rmdir()
-            raise
+        with _exclusive(self.build_lock_path):
+            if data_path.exists() and not overwrite:  # another process built it while this one waited
+                self.info.read_from_directory(self.data_dir)
+                return None
+            for stale in data_path.parent.glob(f"incomplete.*_{data_path.name}"):
+                shutil.rmtree(stale, ignore_errors=True)
+            try:
+                return super().download_and_prepare(*args, **kwargs)
+            except BaseException:
+                config_dir = data_path.parent
+                if config_dir.is_dir() and not any(config_dir.iterdir()):
+                    config_dir.rmdir()
+                raise
+
+    def _download_and_prepare(self, dl_manager, download_config):
+        self._beam = download_config.beam_runner is not None or download_config.beam_options is not None
+        try:
+            return super()._download_and_prepare(dl_manager, download_config)
+        finally:
+            self._beam = False
 
     def _info(self) -> tfds.core.DatasetInfo:
         gt = self.ground_truth
@@ -134,16 +239,17 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
 
     def _split_generators(self, dl_manager):
         cfg = self.builder_config
-        return {"train": self._generate_examples("train", cfg.train_size), "test": self._generate_examples("test", cfg.test_size)}
+        sizes = {"train": cfg.train_size, "test": cfg.test_size}
+        if getattr(self, "_beam", False):
+            from hier_datasets.beam_build import GenerateSplit  # Apache Beam: only for Beam builds
+
+            options = {**cfg.options, **self.BEAM_WORKER_OPTIONS}
+            return {split: GenerateSplit(self.name, self._process, options, split, size) for split, size in sizes.items()}
+        return {split: self._generate_examples(split, size) for split, size in sizes.items()}
 
     def _generate_examples(self, split: str, size: int):
         gt = self.ground_truth
-        rng = np.random.default_rng(split_seed(self.name, self._process, split))
-        factors = gt.sample_factors(size, rng)
-        labels = {"active": gt.active(factors), "path": gt.paths(factors), **gt.extra_labels(factors)}
-        for lo in range(0, size, CHUNK):
-            obs = gt.observations_from_factors(factors[lo : lo + CHUNK], rng)
-            for i, x in enumerate(obs, start=lo):
-                example = {gt.observation_name: x, "factors": factors[i]}
-                example.update({name: values[i] for name, values in labels.items()})
-                yield i, example
+        factors = split_factors(gt, self.name, self._process, split, size)
+        seed = split_seed(self.name, self._process, split)
+        for start in range(0, size, CHUNK):
+            yield from chunk_examples(gt, factors, start, seed)

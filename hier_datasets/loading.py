@@ -11,7 +11,25 @@ import os
 __all__ = ["build"]
 
 
-def build(name: str, data_dir: str | os.PathLike | None = None, *, download: bool = True):
+def _pipeline_options(beam_options):
+    """``beam_options`` as Beam ``PipelineOptions``: a ``PipelineOptions`` as is, or a
+    comma-separated ``key=value`` string as ``tfds build --beam_pipeline_options`` takes."""
+    try:
+        from apache_beam.options.pipeline_options import PipelineOptions
+    except ImportError as err:
+        raise ImportError("building on Apache Beam needs apache-beam: pip install 'hierbench[beam]'") from err
+    if isinstance(beam_options, PipelineOptions):
+        return beam_options
+    if not isinstance(beam_options, str) or not beam_options.strip():
+        raise TypeError(
+            "beam_options must be PipelineOptions or a string such as "
+            f"'direct_num_workers=2,direct_running_mode=multi_processing', got {beam_options!r}"
+        )
+    flags = [f"--{item.strip().lstrip('-')}" for item in beam_options.split(",") if item.strip()]
+    return PipelineOptions(flags=flags)
+
+
+def build(name: str, data_dir: str | os.PathLike | None = None, *, download: bool = True, beam_options=None):
     """The TFDS builder of the dataset ``name``, with the dataset written to ``data_dir``
     unless it is there already.
 
@@ -21,8 +39,17 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
     defaults to TFDS's own (``~/tensorflow_datasets``). ``download=False`` returns the
     builder without building (reading it then needs an earlier build).
 
-    Raises TypeError for a name that is not a string, ImportError where
-    tensorflow-datasets is not installed.
+    ``beam_options`` generates the examples on Apache Beam (the same examples as
+    without; :mod:`hier_datasets.beam_build`): Beam ``PipelineOptions`` or the string
+    that ``tfds build --beam_pipeline_options`` takes, e.g.
+    ``"direct_num_workers=2,direct_running_mode=multi_processing"``.
+
+    Processes that build the same dataset at the same time wait for one another and
+    all return the one build (:meth:`hier_datasets.builder.HierarchicalBuilder.download_and_prepare`).
+
+    Raises TypeError for a name that is not a string or ``beam_options`` of another
+    type, ImportError where tensorflow-datasets (or, for ``beam_options``,
+    apache-beam) is not installed.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a dataset name such as 'chopsticks/depth2_either', got {type(name).__name__}")
@@ -34,7 +61,8 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
 
     if tfds is None:
         raise ImportError("building a dataset needs tensorflow-datasets; pip install tensorflow-datasets")
+    config = None if beam_options is None else tfds.download.DownloadConfig(beam_options=_pipeline_options(beam_options))
     builder = tfds.builder(name, data_dir=None if data_dir is None else os.fspath(data_dir))
     if download:
-        builder.download_and_prepare()
+        builder.download_and_prepare(download_config=config)
     return builder

@@ -23,3 +23,6 @@ class BoxheadBuilder(HierarchicalBuilder):
         for name, text in _DESCRIPTIONS.items()
     ]
     DEFAULT_BUILDER_CONFIG_NAME = "boxhead1"
+    #: on Beam, each worker renders in one process of its own: one scene per worker, never
+    #: in the worker itself (it loads TensorFlow to encode the images)
+    BEAM_WORKER_OPTIONS = {"workers": 1}

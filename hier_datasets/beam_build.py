@@ -1,0 +1,85 @@
+"""Generating a hierbench split on Apache Beam.
+
+Every hierbench builder generates on Beam when it is given Beam options, e.g.::
+
+    tfds build chopsticks/depth3_either --imports hier_datasets \\
+        --beam_pipeline_options="direct_num_workers=8,direct_running_mode=multi_processing"
+
+or ``hier_datasets.build(name, beam_options="...")``; the same builders run on
+Dataflow, Flink or Spark with those runners' pipeline options. Without Beam options
+a build does not import Apache Beam (``pip install 'hierbench[beam]'`` only where
+datasets are built on Beam).
+
+A split becomes the pipeline ``Create(chunk starts) | Reshuffle | ParDo(GenerateChunks)``:
+each element is the first row of a chunk of :data:`hier_datasets.builder.CHUNK`
+rows. A worker draws the split's factors once, in :meth:`GenerateChunks.setup`,
+from the split's fixed seed (:func:`hier_datasets.builder.split_factors`), and
+makes a chunk with :func:`hier_datasets.builder.chunk_examples`, the function the
+plain build calls chunk after chunk. The examples, keyed by row index, are therefore
+the plain build's whatever the runner and the number of workers (the shard files
+may be cut differently).
+
+Boxhead renders in a separate process (:mod:`hier_datasets.boxhead.workers`): the
+builder's ``BEAM_WORKER_OPTIONS`` give each Beam worker one rendering process, which
+builds the scene once when the worker's first chunk is rendered and serves every
+later chunk of that worker; images are never rendered in a Beam worker, which loads
+TensorFlow to encode them.
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+
+__all__ = ["GenerateChunks", "GenerateSplit"]
+
+
+class GenerateChunks(beam.DoFn):
+    """Make the examples of one chunk of a split: ``start -> (row index, example)``.
+
+    Holds only names, options and sizes, so it pickles small; the ground truth and
+    the split's factors are made in :meth:`setup`, once per worker.
+    """
+
+    def __init__(self, family: str, process: str, options: dict, split: str, size: int):
+        super().__init__()
+        # (``process`` names the ground truth's config; DoFn.process is the method below)
+        self.family, self.config, self.options = family, process, dict(options)
+        self.split, self.size = split, int(size)
+        self._gt = self._factors = self._seed = None
+
+    def setup(self):
+        import hier_datasets  # noqa: F401  (registers the families in a fresh worker)
+        from hier_datasets.builder import split_factors, split_seed
+        from hier_datasets.ground_truth import ground_truth
+
+        self._gt = ground_truth(f"{self.family}/{self.config}", **self.options)
+        self._factors = split_factors(self._gt, self.family, self.config, self.split, self.size)
+        self._seed = split_seed(self.family, self.config, self.split)
+
+    def process(self, start):
+        from hier_datasets.builder import chunk_examples
+
+        yield from chunk_examples(self._gt, self._factors, int(start), self._seed)
+
+    def teardown(self):
+        close = getattr(self._gt, "close", None)
+        if close is not None:  # Boxhead: stop this worker's rendering process
+            close()
+
+
+class GenerateSplit(beam.PTransform):
+    """The ``(key, example)`` collection of one split, as a TFDS split generator."""
+
+    def __init__(self, family: str, process: str, options: dict, split: str, size: int):
+        super().__init__()
+        from hier_datasets.builder import CHUNK
+
+        self.starts = list(range(0, int(size), CHUNK))
+        self.fn = GenerateChunks(family, process, options, split, size)
+
+    def expand(self, root):
+        return (
+            root
+            | "ChunkStarts" >> beam.Create(self.starts)
+            | "Spread" >> beam.Reshuffle()
+            | "Generate" >> beam.ParDo(self.fn)
+        )

@@ -1,0 +1,146 @@
+"""Random access to a built dataset, for PyTorch, JAX and Grain: :func:`data_source`.
+
+``tfds.load`` reads the TFRecord files of a dataset as a ``tf.data`` pipeline.
+:func:`data_source` gives the same examples, in the same order, as a sequence with
+``len``, ``[i]`` and ``__getitems__`` (the batched read PyTorch's DataLoader
+uses), each a dict of numpy arrays, read through TFDS's ArrayRecord data source
+(``tfds.data_source``) without a ``tf.data`` graph.
+
+TFRecord stays the format that builds write and ``tfds.load`` reads (TFDS 4.9
+cannot read ArrayRecord through ``as_dataset``). The first :func:`data_source` of a
+dataset version adds an ArrayRecord copy of its shards beside the TFRecord ones
+(TFDS's format conversion, recorded in the dataset's ``alternative_file_formats``;
+it takes about as much disk space again); later calls use it. The conversion holds
+the same per-config lock as a build, so concurrent first uses convert once.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hier_datasets.loading import build
+
+__all__ = ["DataSource", "data_source"]
+
+_ARRAY_RECORD = "array_record"
+
+
+class DataSource(Sequence):
+    """The examples of one split of one built dataset version, by index.
+
+    ``source[i]`` is the ``i``-th example of ``tfds.load(name, split=split,
+    data_dir=data_dir)`` (files read in order, as ``shuffle_files=False`` does): a
+    dict of numpy arrays (``factors``, ``active``, ``path``, the observation, and the
+    dataset's extra labels). ``source.__getitems__(indices)`` reads several at once.
+
+    Made by :func:`data_source`. A source pickles as the path of the dataset
+    version and the split only, so that it travels to DataLoader or Grain worker
+    processes cheaply; each process opens the files on its first read.
+    """
+
+    def __init__(self, version_dir: str | os.PathLike, split: str):
+        self.version_dir = os.fspath(version_dir)
+        self.split = split
+        self._source = self._dtypes = None
+
+    def _open(self):
+        if self._source is None:
+            from hier_datasets._tfds import tfds
+
+            builder = tfds.builder_from_directory(self.version_dir)
+            self._dtypes = {name: feature.np_dtype for name, feature in builder.info.features.items()}
+            self._source = builder.as_data_source(split=self.split, file_format=_ARRAY_RECORD)
+        return self._source
+
+    def _numpy(self, example: dict) -> dict[str, np.ndarray]:
+        """Every value as a numpy array of its feature's dtype (scalars as numpy scalars,
+        as ``tfds.as_numpy`` gives them)."""
+        return {name: np.asarray(value, dtype=self._dtypes[name])[()] for name, value in example.items()}
+
+    def __len__(self) -> int:
+        return len(self._open())
+
+    def _index(self, index) -> int:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"index must be an integer, got {type(index).__name__}")
+        n = len(self)
+        i = int(index) + n if index < 0 else int(index)
+        if not 0 <= i < n:
+            raise IndexError(f"index {int(index)} is out of range for a split of {n} examples")
+        return i
+
+    def __getitem__(self, index) -> dict[str, np.ndarray]:
+        return self._numpy(self._open()[self._index(index)])
+
+    def __getitems__(self, indices) -> list[dict[str, np.ndarray]]:
+        """The examples at ``indices`` (a sequence of integers), read in one batch."""
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, (Sequence, np.ndarray)):
+            raise TypeError(f"indices must be a sequence of integers, got {type(indices).__name__}")
+        keys = [self._index(i) for i in indices]
+        return [self._numpy(example) for example in self._open().__getitems__(keys)] if keys else []
+
+    def __getstate__(self):
+        return {"version_dir": self.version_dir, "split": self.split}
+
+    def __setstate__(self, state):
+        self.__init__(state["version_dir"], state["split"])
+
+    def __repr__(self) -> str:
+        return f"DataSource({self.version_dir!r}, split={self.split!r})"
+
+
+def _has_array_record(version_dir: Path) -> bool:
+    from hier_datasets._tfds import tfds
+
+    info = tfds.builder_from_directory(os.fspath(version_dir)).info
+    return _ARRAY_RECORD in {str(getattr(f, "value", f)) for f in info.available_file_formats()}
+
+
+def add_array_record(builder) -> None:
+    """Give a built dataset version an ArrayRecord copy of its shards, unless it has one.
+
+    Holds the builder's build lock (:attr:`HierarchicalBuilder.build_lock_path`) so
+    that concurrent callers convert once; the copy is written beside the TFRecord
+    shards, which ``tfds.load`` keeps reading.
+    """
+    from hier_datasets.builder import _exclusive
+
+    version_dir = Path(builder.data_dir)
+    if _has_array_record(version_dir):
+        return
+    from tensorflow_datasets.scripts.cli import convert_format_utils
+
+    with _exclusive(builder.build_lock_path):
+        if _has_array_record(version_dir):  # converted by another process meanwhile
+            return
+        convert_format_utils.convert_dataset(
+            out_dir=None, out_file_format=_ARRAY_RECORD, dataset_version_dir=os.fspath(version_dir), num_workers=1
+        )
+
+
+def data_source(name: str, split: str, data_dir: str | os.PathLike | None = None) -> DataSource:
+    """Random access to the examples of ``tfds.load(name, split=split, data_dir=data_dir)``.
+
+    Args:
+      name: as for :func:`hier_datasets.build`, e.g. ``"chopsticks/depth2_either"``
+        or a resized config such as ``"chopsticks/depth2_either_5000_1000"``.
+      split: ``"train"``, ``"test"``, or a TFDS split slice such as ``"train[:10%]"``.
+      data_dir: the TFDS data dir (default TFDS's own, ``~/tensorflow_datasets``).
+
+    The dataset is built first if it is not there (:func:`hier_datasets.build`) and
+    given its ArrayRecord copy on first use (:func:`add_array_record`).
+
+    Raises TypeError for a ``name``, ``split`` or ``data_dir`` of the wrong type,
+    ValueError for an unknown split.
+    """
+    if not isinstance(split, str):
+        raise TypeError(f"split must be a split name such as 'train' or 'test[:10%]', got {type(split).__name__}")
+    builder = build(name, data_dir)
+    known = sorted(builder.info.splits)
+    if split.split("[", 1)[0] not in known:
+        raise ValueError(f"split {split!r} is not a split of {name!r}; splits: {known}")
+    add_array_record(builder)
+    return DataSource(builder.data_dir, split)
