@@ -31,6 +31,14 @@ Built-in architectures (``ARCHITECTURES``):
 
 :func:`default_architecture` picks ``"mlp"`` for 1-D inputs and, for 64x64 images,
 ``"burgess"`` (single-layer models) or ``"boxhead_small"`` (ladders).
+
+The Boxhead paper trains every model at two capacities on *equivalent* networks
+(appendix B.2: "All models have equivalent network layers"): :data:`CAPACITIES`
+maps ``"small"`` to ``"boxhead_small"`` (tables 1 and 3) and ``"large"`` to
+``"boxhead_large"`` (tables 2 and 4), and :func:`capacity_architecture` resolves a
+``capacity`` choice. A single-layer model on a Boxhead architecture runs the stages
+h_1 .. h_3 in sequence and decodes through g_3 .. g_0 (the ladder's networks without
+the ladder encoders and decoders); a ladder adds the ladder parts of tables 3 and 4.
 """
 from __future__ import annotations
 
@@ -50,7 +58,9 @@ __all__ = [
     "ReshapeSpec",
     "ResidualSpec",
     "UpSpec",
+    "CAPACITIES",
     "architecture_spec",
+    "capacity_architecture",
     "default_architecture",
 ]
 
@@ -264,6 +274,22 @@ _BUILDERS = {
     "boxhead_large": _boxhead_large,
 }
 ARCHITECTURES = tuple(_BUILDERS)
+#: the Boxhead paper's two capacities (appendix B.2) and their architectures
+CAPACITIES = {"small": "boxhead_small", "large": "boxhead_large"}
+
+
+def capacity_architecture(capacity: str, architecture: str | None = None) -> str:
+    """The architecture of a Boxhead ``capacity`` (``"small"`` or ``"large"``, see
+    :data:`CAPACITIES`); ValueError for another capacity, or for an ``architecture``
+    given as well that is not the capacity's."""
+    check_choice("capacity", capacity, CAPACITIES)
+    name = CAPACITIES[capacity]
+    if architecture is not None and architecture != name:
+        raise ValueError(
+            f"capacity={capacity!r} means architecture {name!r}, but architecture={architecture!r} was given; "
+            "give one of them"
+        )
+    return name
 
 
 def default_architecture(input_shape, ladder: bool = False) -> str:

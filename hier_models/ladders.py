@@ -4,17 +4,26 @@ Both have L latent layers (layer 1 lowest, layer L top; default 3 x 4 latents) o
 the ladder networks of :func:`hier_models.networks.build_ladder`:
 
 - inference: a bottom-up pass h_1 .. h_L; layer l's posterior is read from the
-  features of stage l (through its ladder encoder for l < L);
+  features of stage l, for l < L through its ladder encoder, whose input is scaled by
+  the layer's fade-in weight, ``e_l(alpha_l * h_l)`` (``encoder_fade_in=True``);
 - generation: z_L starts the top-down stream g_L; before g_l (l < L) the stream is
   concatenated with ``alpha_l * u_l(z_l)``, the layer's decoded code scaled by its
   fade-in weight; g_0 outputs the observation's logits or means.
 
-Progressive training: the top layer trains alone first, its KL weight annealed
+Progressive training (Li et al. 2020, section 3; Boxhead paper, section 5 and
+appendix B): the top layer trains alone first, its KL weight annealed
 ``beta_L(t) = beta * min(1, t / beta_anneal_steps)``; layer ``L - s`` fades in with
-``alpha`` rising 0 -> 1 from step ``s * stage_steps`` over ``fade_in_steps`` steps
-(defaults 5,000 / 5,000 / 5,000: layer L-1 over steps 5,000-10,000, layer L-2 over
-10,000-15,000). A lower layer's KL enters the loss with weight beta once its alpha
-is above 0. See :func:`hier_models.schedules.ladder_fade_in`.
+``alpha`` rising 0 -> 1 from step ``s * stage_steps`` over ``fade_in_steps`` steps.
+The lengths are whole steps (ints; the Boxhead paper's are 5,000 each: layer L-1
+over steps 5,000-10,000, layer L-2 over 10,000-15,000) or fractions of the training
+length that ``fit`` sets (floats; the defaults, 0.2 each, give layer L-1 the second
+fifth of the run and layer L-2 the third, so every layer trains at full weight for
+the last 40%); see :mod:`hier_models.schedules`. The loss is
+
+``reconstruction + beta_L(t) KL_L + sum_(l<L) w_l KL_l``, ``w_l = beta`` once
+``alpha_l > 0`` and ``w_l = gamma`` (default 0.5) before: a layer not yet faded in
+(whose ladder encoder sees zeros) is held at its prior, as in the progressive
+scheme of Li et al. (2020) and the Boxhead authors' code.
 
 pro-VLAE's priors are N(0, I) for every layer. pro-LVAE conditions the prior of each
 lower layer on all layers above, ``p(z_l | z_>l) = N(mu_l(z_>l), var_l(z_>l))``, and
@@ -40,12 +49,16 @@ from hier_models import losses
 from hier_models.architectures import default_architecture
 from hier_models.base import Autoencoder
 from hier_models.networks import build_ladder
-from hier_models.schedules import annealed_weight, ladder_fade_in
-from hier_models.validation import (
-    check_non_negative,
-    check_non_negative_int,
-    check_positive_int,
+from hier_models.schedules import (
+    _NEVER,
+    FollowsTrainingLength,
+    _never_ramps,
+    annealed_weight,
+    check_length,
+    ladder_fade_in,
+    resolve_length,
 )
+from hier_models.validation import check_non_negative, check_positive_int
 
 __all__ = ["ProLVAE", "ProVLAE", "resolve_latents_per_layer"]
 
@@ -84,7 +97,7 @@ def resolve_latents_per_layer(latent_dim=None, latents_per_layer=None, num_layer
     return sizes
 
 
-class _ProgressiveLadder(Autoencoder):
+class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
     """Shared implementation; ``conditional_prior`` tells pro-LVAE from pro-VLAE."""
 
     conditional_prior = False
@@ -97,9 +110,12 @@ class _ProgressiveLadder(Autoencoder):
         latents_per_layer=None,
         num_layers: int | None = None,
         beta: float = 1.0,
-        beta_anneal_steps: int = 5000,
-        fade_in_steps: int = 5000,
-        stage_steps: int | None = None,
+        beta_anneal_steps: int | float = 0.2,
+        fade_in_steps: int | float = 0.2,
+        stage_steps: int | float | None = None,
+        gamma: float = 0.5,
+        encoder_fade_in: bool = True,
+        training_steps: int | None = None,
         architecture: str | None = None,
         activation: str | None = None,
         hidden_units=None,
@@ -111,11 +127,13 @@ class _ProgressiveLadder(Autoencoder):
         self.num_layers = len(sizes)
         self.latent_dim = sum(sizes)
         self.beta = check_non_negative("beta", beta)
-        self.beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
-        self.fade_in_steps = check_non_negative_int("fade_in_steps", fade_in_steps)
-        self.stage_steps = None if stage_steps is None else check_non_negative_int("stage_steps", stage_steps)
-        self._beta_schedule = annealed_weight(self.beta, self.beta_anneal_steps)
-        self._fade_in = ladder_fade_in(self.num_layers, self.fade_in_steps, self.stage_steps)
+        self.beta_anneal_steps = check_length("beta_anneal_steps", beta_anneal_steps)
+        self.fade_in_steps = check_length("fade_in_steps", fade_in_steps)
+        self.stage_steps = None if stage_steps is None else check_length("stage_steps", stage_steps)
+        self.gamma = check_non_negative("gamma", gamma)
+        if not isinstance(encoder_fade_in, (bool, np.bool_)):
+            raise ValueError(f"encoder_fade_in must be True or False, got {encoder_fade_in!r}")
+        self.encoder_fade_in = bool(encoder_fade_in)
         nets = build_ladder(
             self.observation_shape,
             sizes,
@@ -141,15 +159,42 @@ class _ProgressiveLadder(Autoencoder):
                 beta_anneal_steps=self.beta_anneal_steps,
                 fade_in_steps=self.fade_in_steps,
                 stage_steps=self.stage_steps,
+                gamma=self.gamma,
+                encoder_fade_in=self.encoder_fade_in,
                 architecture=self.architecture,
                 activation=activation,
                 hidden_units=None if hidden_units is None else list(hidden_units),
             )
         )
+        self._init_training_length(training_steps)
+        self._build_schedules()
         self.loss_terms = ("loss", "reconstruction", "kl") + tuple(f"kl_{l}" for l in range(1, self.num_layers + 1))
         self._finish_init(("beta",) + tuple(f"alpha_{l}" for l in range(1, self.num_layers)))
 
     # ------------------------------------------------------------ schedules
+    def _schedule_lengths(self) -> dict:
+        lengths = {"beta_anneal_steps": self.beta_anneal_steps, "fade_in_steps": self.fade_in_steps}
+        if self.stage_steps is not None:
+            lengths["stage_steps"] = self.stage_steps
+        return lengths
+
+    def _build_schedules(self) -> None:
+        total = self.training_steps
+        anneal = resolve_length(self.beta_anneal_steps, total)
+        fade = resolve_length(self.fade_in_steps, total)
+        stage = None if self.stage_steps is None else resolve_length(self.stage_steps, total)
+        self._beta_schedule = annealed_weight(self.beta, anneal)
+        if fade is None or (self.stage_steps is not None and stage is None):
+            self._fade_in = _never_ramps(self.num_layers - 1)  # alpha 0 until fit sets the length
+        else:
+            self._fade_in = ladder_fade_in(self.num_layers, fade, stage)
+
+    def _schedule_ends(self) -> dict:
+        known = not any(r.start >= _NEVER for r in self._fade_in)
+        ends = {"the top layer's beta annealing": self._beta_schedule.end if self._beta_schedule.start < _NEVER else None}
+        ends.update({f"the fade-in of layer {l}": r.end if known else None for l, r in enumerate(self._fade_in, start=1)})
+        return ends
+
     def _alphas(self, step):
         return [ramp(step) for ramp in self._fade_in]
 
@@ -161,12 +206,16 @@ class _ProgressiveLadder(Autoencoder):
         return values
 
     # -------------------------------------------------------------- network
-    def _bottom_up(self, x, training):
-        """Per layer (layer 1 first): ``(mean, logvar)`` of the bottom-up estimate."""
+    def _bottom_up(self, x, alphas, training):
+        """Per layer (layer 1 first): ``(mean, logvar)`` of the bottom-up estimate; a
+        lower layer's ladder encoder reads its stage's features times its fade-in
+        weight (with ``encoder_fade_in``)."""
         features, h = [], x
         for net in self.bottom_up:
             h = net(h, training=training)
             features.append(h)
+        if self.encoder_fade_in:
+            features = [ops.cast(a, f.dtype) * f for a, f in zip(alphas, features)] + features[len(alphas):]
         flats = [enc(f, training=training) for enc, f in zip(self.ladder_encoders, features)] + [features[-1]]
         estimates = []
         for head, flat, k in zip(self.posterior_heads, flats, self.latents_per_layer):
@@ -195,7 +244,8 @@ class _ProgressiveLadder(Autoencoder):
         return self.output_network(stream, training=training)
 
     def _forward(self, x, training):
-        estimates = self._bottom_up(x, training)
+        alphas = self._alphas(self._step)
+        estimates = self._bottom_up(x, alphas, training)
         codes, kls = [None] * self.num_layers, [None] * self.num_layers
         for layer in range(self.num_layers - 1, -1, -1):
             mean, logvar, prior = self._posterior(estimates, layer, codes[layer + 1 :], training)
@@ -204,19 +254,19 @@ class _ProgressiveLadder(Autoencoder):
                 kls[layer] = ops.mean(losses.gaussian_kl(mean, logvar))
             else:
                 kls[layer] = ops.mean(losses.gaussian_kl_between(mean, logvar, *prior))
-        alphas = self._alphas(self._step)
         recon = self._reconstruction(x, self._decode_layers(codes, alphas, training))
         beta_top = self._beta_schedule(self._step)
         penalty = beta_top * kls[-1]
         for layer, alpha in enumerate(alphas):
-            penalty = penalty + self.beta * ops.cast(alpha > 0, "float32") * kls[layer]
+            faded_in = ops.cast(alpha > 0, "float32")
+            penalty = penalty + (self.gamma + (self.beta - self.gamma) * faded_in) * kls[layer]
         terms = {"loss": recon + penalty, "reconstruction": recon, "kl": sum(kls), "beta": beta_top}
         terms.update({f"kl_{l}": kl for l, kl in enumerate(kls, start=1)})
         terms.update({f"alpha_{l}": a for l, a in enumerate(alphas, start=1)})
         return terms, codes
 
     def _layer_means(self, x):
-        estimates = self._bottom_up(x, training=False)
+        estimates = self._bottom_up(x, self._alphas(self._step), training=False)
         means = [None] * self.num_layers
         for layer in range(self.num_layers - 1, -1, -1):
             means[layer] = self._posterior(estimates, layer, means[layer + 1 :], training=False)[0]
@@ -244,9 +294,13 @@ class ProVLAE(_ProgressiveLadder):
     """Progressive variational ladder autoencoder (pro-VLAE, Li et al. 2020).
 
     ``ProVLAE(input_shape, latent_dim=None, *, latents_per_layer=None, num_layers=None,
-    beta=1.0, beta_anneal_steps=5000, fade_in_steps=5000, stage_steps=None,
-    architecture=None, activation=None, hidden_units=None, likelihood=None,
-    observation_std=..., seed=None)``: by default 3 layers x 4 latents; architecture
+    beta=1.0, beta_anneal_steps=0.2, fade_in_steps=0.2, stage_steps=None, gamma=0.5,
+    encoder_fade_in=True, training_steps=None, architecture=None, activation=None,
+    hidden_units=None, likelihood=None, observation_std=..., seed=None)``: by default
+    3 layers x 4 latents; the schedule lengths are fractions of the training length
+    (floats) or steps (ints); ``gamma`` is the KL weight of layers not yet faded in
+    (0 turns it off) and ``encoder_fade_in=False`` feeds the ladder encoders unscaled
+    features (the decoder side always fades in); architecture
     ``"mlp"`` for series, ``"boxhead_small"`` for 64x64 images (or
     ``"boxhead_large"``, or the much lighter ``"burgess"`` ladder). Every layer's prior is N(0, I). Metrics: ``loss``,
     ``reconstruction``, ``kl`` (all layers), ``kl_1`` .. ``kl_L``, ``beta`` (top

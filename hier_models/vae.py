@@ -6,39 +6,63 @@ from keras import ops
 
 from hier_models import losses
 from hier_models.base import SingleLayerModel
-from hier_models.schedules import annealed_weight
-from hier_models.validation import check_non_negative, check_non_negative_int
+from hier_models.schedules import FollowsTrainingLength, annealed_weight, check_length, resolve_length
+from hier_models.validation import check_non_negative
 
 __all__ = ["VAE"]
 
 
 @keras.saving.register_keras_serializable(package="hier_models")
-class VAE(SingleLayerModel):
+class VAE(FollowsTrainingLength, SingleLayerModel):
     """Gaussian-posterior VAE; with ``beta != 1`` the beta-VAE of Higgins et al.
 
     ``VAE(input_shape, latent_dim=10, *, beta=1.0, beta_anneal_steps=0,
-    architecture=None, activation=None, hidden_units=None, likelihood=None,
-    observation_std=..., seed=None)``.
+    training_steps=None, architecture=None, activation=None, hidden_units=None,
+    likelihood=None, observation_std=..., seed=None)``.
 
     Loss per batch: ``reconstruction + beta_t * kl`` with the analytic
     ``kl = KL(N(mean, var) || N(0, I))`` summed over latent dimensions and
     ``beta_t = beta * min(1, t / beta_anneal_steps)`` at training step t
-    (``beta_anneal_steps=0``: constant beta; the Boxhead paper anneals single-layer
-    models over 10,000 steps). Metrics: ``loss``, ``reconstruction``, ``kl``, ``beta``
-    (the current beta_t).
+    (``beta_anneal_steps=0``: constant beta; the Boxhead paper, section 5, anneals
+    single-layer models over 10,000 steps). ``beta_anneal_steps`` is whole steps (an
+    int) or a fraction of the training length (a float in [0, 1], e.g. 0.5: over the
+    first half of the steps ``fit`` runs); ``training_steps`` fixes that length instead
+    (see :mod:`hier_models.schedules`). Metrics: ``loss``, ``reconstruction``, ``kl``,
+    ``beta`` (the current beta_t).
     """
 
     loss_terms = ("loss", "reconstruction", "kl")
     encoder_heads = 2  # means and log variances
 
-    def __init__(self, input_shape, latent_dim: int = 10, *, beta: float = 1.0, beta_anneal_steps: int = 0, **kwargs):
+    def __init__(
+        self,
+        input_shape,
+        latent_dim: int = 10,
+        *,
+        beta: float = 1.0,
+        beta_anneal_steps: int | float = 0,
+        training_steps: int | None = None,
+        **kwargs,
+    ):
         beta = check_non_negative("beta", beta)
-        beta_anneal_steps = check_non_negative_int("beta_anneal_steps", beta_anneal_steps)
+        beta_anneal_steps = check_length("beta_anneal_steps", beta_anneal_steps)
         super().__init__(input_shape, latent_dim, **kwargs)
         self.beta, self.beta_anneal_steps = beta, beta_anneal_steps
-        self._beta_schedule = annealed_weight(beta, beta_anneal_steps)
         self._config.update(dict(beta=beta, beta_anneal_steps=beta_anneal_steps))
+        self._init_training_length(training_steps)
+        self._build_schedules()
         self._finish_init(("beta",))
+
+    # ------------------------------------------------------------ schedules
+    def _schedule_lengths(self) -> dict:
+        return {"beta_anneal_steps": self.beta_anneal_steps}
+
+    def _build_schedules(self) -> None:
+        self._beta_schedule = annealed_weight(self.beta, resolve_length(self.beta_anneal_steps, self.training_steps))
+
+    def _schedule_ends(self) -> dict:
+        steps = resolve_length(self.beta_anneal_steps, self.training_steps)
+        return {"the beta annealing": steps}
 
     def posterior(self, x, training=False):
         """``(mean, logvar)`` tensors of q(z | x) for a batch (logvar bounded, see

@@ -70,6 +70,8 @@ NON_DEFAULT = {
     "num_layers": 3,
     "fade_in_steps": 2,
     "stage_steps": 4,
+    "encoder_fade_in": False,
+    "training_steps": 50,
     "hierarchy": TINY_HIERARCHY,
     "tau": 0.5,
     "lambda_assign": 1.0,

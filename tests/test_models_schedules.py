@@ -1,12 +1,19 @@
-"""Beta annealing and ladder fade-in: documented values at given steps, and in training."""
+"""Beta annealing and ladder fade-in: documented values at given steps, and in training;
+schedule lengths as fractions of the training length that fit sets."""
 from __future__ import annotations
+
+import warnings
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import hier_models
-from hier_models.schedules import LinearRamp, annealed_weight, ladder_fade_in
+from hier_models import losses
+from hier_models.schedules import LinearRamp, annealed_weight, check_length, fit_steps, ladder_fade_in, resolve_length
+
+LADDERS = [hier_models.ProVLAE, hier_models.ProLVAE]
 
 
 def values(ramp, steps):
@@ -50,9 +57,9 @@ def test_ladder_fade_in_default_timeline():
     assert values(custom[0], [1_999, 2_000, 2_250, 2_500]) == pytest.approx([0, 0, 0.5, 1])
 
 
-@pytest.mark.parametrize("cls", [hier_models.ProVLAE, hier_models.ProLVAE])
+@pytest.mark.parametrize("cls", LADDERS)
 def test_ladder_model_schedule_matches_the_documented_values(cls):
-    model = cls((64,), beta=4.0, seed=0)
+    model = cls((64,), beta=4.0, beta_anneal_steps=5_000, fade_in_steps=5_000, seed=0)
     assert model.schedule(0) == pytest.approx({"beta": 0.0, "alpha_1": 0.0, "alpha_2": 0.0})
     assert model.schedule(2_500) == pytest.approx({"beta": 2.0, "alpha_1": 0.0, "alpha_2": 0.0})
     assert model.schedule(7_500) == pytest.approx({"beta": 4.0, "alpha_1": 0.0, "alpha_2": 0.5})
@@ -103,7 +110,8 @@ def test_faded_out_layers_do_not_reach_the_decoder():
 
 def test_lower_layer_kl_enters_the_loss_once_faded_in():
     x = np.random.default_rng(0).normal(0, 0.3, (32, 64)).astype(np.float32)
-    model = hier_models.ProVLAE((64,), beta=3.0, beta_anneal_steps=0, fade_in_steps=10, hidden_units=(32,), seed=0)
+    model = hier_models.ProVLAE((64,), beta=3.0, beta_anneal_steps=0, fade_in_steps=10, gamma=0.0, hidden_units=(32,),
+                                seed=0)
     model.compile()
     before = model.evaluate(x, batch_size=32, verbose=0, return_dict=True)
     assert before["loss"] == pytest.approx(before["reconstruction"] + 3.0 * before["kl_3"], rel=1e-5)
@@ -112,3 +120,176 @@ def test_lower_layer_kl_enters_the_loss_once_faded_in():
     assert during["alpha_2"] == pytest.approx(0.5) and during["alpha_1"] == 0
     expected = during["reconstruction"] + 3.0 * (during["kl_3"] + during["kl_2"])
     assert during["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+# ------------------------------------------------------- lengths of training
+def test_schedule_lengths_are_steps_or_fractions():
+    assert check_length("fade_in_steps", 5_000) == 5_000 and isinstance(check_length("x", 5_000), int)
+    assert check_length("fade_in_steps", 0.25) == 0.25 and check_length("x", 1.0) == 1.0
+    assert resolve_length(5_000, None) == 5_000 and resolve_length(0.25, None) is None
+    assert resolve_length(0.25, 790) == 198 and resolve_length(0.2, 16) == 3
+    for bad in (-1, 1.5, -0.1, True, "0.2", None):
+        with pytest.raises(ValueError, match="fade_in_steps"):
+            check_length("fade_in_steps", bad)
+    with pytest.raises(ValueError, match="5000 steps as an int"):
+        check_length("fade_in_steps", 5000.0)
+    for cls, arg in ((hier_models.VAE, "beta_anneal_steps"), (hier_models.ProVLAE, "stage_steps"),
+                     (hier_models.ProLVAE, "fade_in_steps")):
+        with pytest.raises(ValueError, match=arg):
+            cls((64,), seed=0, **{arg: 2.0})
+    with pytest.raises(ValueError, match="training_steps"):
+        hier_models.VAE((64,), training_steps=0, seed=0)
+    with pytest.raises(ValueError, match="gamma"):
+        hier_models.ProVLAE((64,), gamma=-1.0, seed=0)
+    with pytest.raises(ValueError, match="encoder_fade_in"):
+        hier_models.ProVLAE((64,), encoder_fade_in="yes", seed=0)
+
+
+def test_fit_steps_counts_what_keras_fit_runs():
+    x = np.zeros((100, 3), np.float32)
+    assert fit_steps(x, batch_size=8, epochs=2) == 26  # ceil(100 / 8) = 13 per epoch
+    assert fit_steps(x, epochs=1) == 4  # Keras' default batch of 32
+    assert fit_steps(x, batch_size=10, epochs=3, initial_epoch=1, validation_split=0.2) == 16
+    ds = tf.data.Dataset.from_tensor_slices(x).batch(30)
+    assert fit_steps(ds, epochs=5) == 20
+    assert fit_steps(ds.repeat(), epochs=5) is None
+    assert fit_steps(ds.repeat(), epochs=5, steps_per_epoch=7) == 35
+
+
+@pytest.mark.parametrize("cls", LADDERS)
+def test_default_ladder_schedule_follows_a_16_step_fit(cls):
+    """Defaults are fractions 0.2: layer 2 fades in over steps 3-6 of 16, layer 1 over 6-9."""
+    model = cls((64,), beta=2.0, hidden_units=(32,), seed=0)
+    assert model.training_steps is None and model.schedule(10**6) == {"beta": 0.0, "alpha_1": 0.0, "alpha_2": 0.0}
+    model.compile()
+    x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the schedule completes: no warning
+        model.fit(x, batch_size=8, epochs=2, verbose=0)
+    assert model.step == 32 and model.training_steps == 32 and model.get_config()["training_steps"] == 32
+    # 0.2 * 32 = 6.4 -> 6 steps: top beta 0 -> 2 over 0-6, layer 2 over 6-12, layer 1 over 12-18
+    assert model.schedule(3) == pytest.approx({"beta": 1.0, "alpha_1": 0.0, "alpha_2": 0.0})
+    assert model.schedule(9) == pytest.approx({"beta": 2.0, "alpha_1": 0.0, "alpha_2": 0.5})
+    assert model.schedule(15) == pytest.approx({"beta": 2.0, "alpha_1": 0.5, "alpha_2": 1.0})
+    assert model.schedule() == {"beta": 2.0, "alpha_1": 1.0, "alpha_2": 1.0}
+
+
+@pytest.mark.parametrize("cls", LADDERS)
+def test_every_latent_changes_the_reconstruction_after_a_16_step_fit(cls):
+    model = cls((64,), hidden_units=(32,), seed=0)
+    model.compile()
+    x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
+    model.fit(x, batch_size=8, epochs=1, verbose=0)
+    assert model.step == 16
+    z = model.encode(x[:8])
+    assert z.shape == (8, 12)
+    base = model.decode(z)
+    for j in range(12):
+        shifted = z.copy()
+        shifted[:, j] += 1.0
+        assert np.abs(model.decode(shifted) - base).max() > 1e-4, f"latent {j} does not reach the decoder"
+
+
+def test_absolute_schedules_warn_when_the_run_is_too_short():
+    x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
+    model = hier_models.ProVLAE((64,), fade_in_steps=5_000, beta_anneal_steps=5_000, hidden_units=(16,), seed=0)
+    model.compile()
+    with pytest.warns(UserWarning, match=r"ends at step 8 but .*fade-in of layer 1 ends at step 15000"):
+        model.fit(x, batch_size=8, epochs=1, verbose=0)
+    assert model.training_steps is None and model.schedule() == pytest.approx({"beta": 0.0016, "alpha_1": 0.0, "alpha_2": 0.0})
+    vae = hier_models.VAE((64,), beta_anneal_steps=10_000, hidden_units=(16,), seed=0)
+    vae.compile()
+    with pytest.warns(UserWarning, match="beta annealing ends at step 10000"):
+        vae.fit(x, batch_size=8, epochs=1, verbose=0)
+
+
+def test_a_fixed_training_length_is_kept_across_fits():
+    x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
+    model = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, training_steps=32, hidden_units=(16,), seed=0)
+    model.compile()
+    model.fit(x, batch_size=8, epochs=1, verbose=0)  # steps 0-7 of a planned 32: anneal over 16
+    assert model.training_steps == 32 and model.schedule() == pytest.approx({"beta": 2.0})
+    model.fit(x, batch_size=8, epochs=1, verbose=0)
+    assert model.step == 16 and model.schedule() == pytest.approx({"beta": 4.0})
+    # without a fixed length, each fit plans the steps so far plus its own
+    free = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, hidden_units=(16,), seed=0)
+    free.compile()
+    free.fit(x, batch_size=8, epochs=1, verbose=0)
+    assert free.training_steps == 8
+    free.fit(x, batch_size=8, epochs=3, verbose=0)
+    assert free.training_steps == 32 and free.schedule(8) == pytest.approx({"beta": 2.0})
+
+
+def test_fractions_need_a_known_length():
+    x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
+    model = hier_models.VAE((64,), beta_anneal_steps=0.5, hidden_units=(16,), seed=0)
+    model.compile()
+    endless = tf.data.Dataset.from_tensor_slices(x).batch(8).repeat()
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        model.fit(endless, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="training_steps"):
+        model.train_on_batch(x[:8])
+    model.fit(endless, epochs=2, steps_per_epoch=5, verbose=0)
+    assert model.training_steps == 10 and model.step == 10
+
+
+# ------------------------------------------- gamma and the encoder's fade-in
+def _batch():
+    return np.random.default_rng(3).normal(0, 0.3, (16, 64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("cls", LADDERS)
+def test_gamma_weighs_the_kl_of_layers_not_yet_faded_in(cls):
+    x = _batch()
+    # without the encoder fade-in the lower layers' KL is not 0 before they fade in
+    model = cls((64,), beta=3.0, beta_anneal_steps=0, fade_in_steps=10, gamma=0.5, encoder_fade_in=False,
+                hidden_units=(32,), seed=0)
+    model.compile()
+    at_0 = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    assert at_0["kl_1"] > 1e-3 and at_0["kl_2"] > 1e-3
+    # loss = reconstruction + 3 KL_3 + 0.5 (KL_1 + KL_2): neither lower layer has started
+    expected = at_0["reconstruction"] + 3.0 * at_0["kl_3"] + 0.5 * (at_0["kl_1"] + at_0["kl_2"])
+    assert at_0["loss"] == pytest.approx(expected, rel=1e-5)
+    assert at_0["loss"] - (at_0["reconstruction"] + 3.0 * at_0["kl_3"]) > 1e-3
+    model._step.assign(15)  # layer 2 at alpha 0.5: weight beta; layer 1 not started: gamma
+    during = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    expected = during["reconstruction"] + 3.0 * (during["kl_3"] + during["kl_2"]) + 0.5 * during["kl_1"]
+    assert during["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+def _hand_kl(mean, logvar):
+    """KL(N(mean, exp(logvar)) || N(0, I)), summed over latents, averaged over the batch."""
+    mean, logvar = np.asarray(mean, np.float64), np.asarray(logvar, np.float64)
+    return float(np.mean(0.5 * np.sum(np.exp(logvar) + mean**2 - 1.0 - logvar, axis=1)))
+
+
+@pytest.mark.parametrize("encoder_fade_in", [True, False])
+def test_encoder_fade_in_scales_the_ladder_encoders_input(encoder_fade_in):
+    """Layer 2's KL at alpha_2 = 0.5, computed by hand from the networks: its ladder
+    encoder reads 0.5 h_2 (with the encoder fade-in) or h_2 (without)."""
+    x = _batch()
+    model = hier_models.ProVLAE((64,), beta_anneal_steps=0, fade_in_steps=10, encoder_fade_in=encoder_fade_in,
+                                hidden_units=(32,), seed=0)
+    model.compile()
+    model._step.assign(15)
+    assert model.schedule()["alpha_2"] == 0.5
+    reported = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)["kl_2"]
+    h2 = model.bottom_up[1](model.bottom_up[0](x))
+    scale = 0.5 if encoder_fade_in else 1.0
+    out = model.posterior_heads[1](model.ladder_encoders[1](scale * h2)).numpy()
+    hand = _hand_kl(out[:, :4], losses.bound_logvar(out[:, 4:]).numpy())
+    assert reported == pytest.approx(hand, rel=1e-5)
+    other = model.posterior_heads[1](model.ladder_encoders[1]((1.5 - scale) * h2)).numpy()
+    assert abs(_hand_kl(other[:, :4], losses.bound_logvar(other[:, 4:]).numpy()) - reported) > 1e-3
+
+
+def test_a_layer_not_faded_in_encodes_nothing_of_the_input():
+    """pro-VLAE; a pro-LVAE layer also reads the layers above through its prior."""
+    cls = hier_models.ProVLAE
+    x = _batch()
+    faded = cls((64,), fade_in_steps=10, hidden_units=(32,), seed=0)
+    codes = faded.encode(x)  # step 0: alpha_1 = alpha_2 = 0
+    np.testing.assert_allclose(codes[:, :4], np.broadcast_to(codes[:1, :4], (16, 4)), atol=1e-6)
+    assert codes[:, 8:].std(axis=0).min() > 0  # the top layer reads the input
+    open_encoder = cls((64,), fade_in_steps=10, encoder_fade_in=False, hidden_units=(32,), seed=0)
+    assert open_encoder.encode(x)[:, :4].std(axis=0).min() > 0

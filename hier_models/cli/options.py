@@ -5,7 +5,15 @@ The command line trains the flat models of :data:`hier_models.MODELS` and
 autoencoder, MIMOSA on its codes, then COFHAE on the learned hierarchy
 (:func:`hier_models.fit_hierarchical`). ``COFHAE``, its name before, is accepted
 with a warning. ``--set KEY=VALUE`` sets a constructor argument of a model (for
-``Hierarchical``: of COFHAE, of MIMOSA, or the smooth autoencoder's ``initial_dim``).
+``Hierarchical``: of COFHAE, of MIMOSA, or the smooth autoencoder's ``initial_dim``);
+``--set capacity=small|large`` picks the Boxhead paper's networks for a flat model.
+
+On a Boxhead dataset the flat models follow the Boxhead paper's protocol
+(:func:`hier_models.cli.training.boxhead_protocol`, :mod:`hier_models.protocols`):
+12 codes, the small networks (``--set capacity=large`` for the large ones), the
+single-layer KL weight annealed over 10,000 steps and the ladders' fade-in
+timetable (both shrunk by one factor to end by 60% of a shorter run), and Adamax
+at 3e-4. ``--set`` and ``--latent-dim`` override any part of it.
 """
 from __future__ import annotations
 
@@ -80,7 +88,10 @@ def row_label(model: str) -> str:
 
 
 #: constructor arguments the command line sets itself (or that are internal)
-_NOT_HYPERPARAMETERS = {"self", "input_shape", "seed", "heads", "dataset_size", "hierarchy"}
+_NOT_HYPERPARAMETERS = {"self", "input_shape", "seed", "heads", "dataset_size", "hierarchy", "training_steps"}
+#: options of the command line's own for every flat model: the Boxhead paper's capacity
+#: (None: its small networks on Boxhead, the architecture's default elsewhere)
+CLI_PARAMETERS = {"capacity": None}
 
 
 def _constructor_parameters(cls) -> dict:
@@ -103,7 +114,7 @@ def model_parameters(model: str) -> dict:
         params = _constructor_parameters(COFHAE)
         params.update({k: MIMOSA_DEFAULTS.get(k, "ball") for k in MIMOSA_OPTIONS}, initial_dim=None)
         return params
-    return _constructor_parameters(hier_models.MODELS[model])
+    return {**_constructor_parameters(hier_models.MODELS[model]), **CLI_PARAMETERS}
 
 
 def check_options(model: str, options: Mapping) -> dict:

@@ -2,7 +2,8 @@
 
 :func:`train` fits a flat model, or the whole hierarchical method
 (:func:`hier_models.fit_hierarchical`: smooth autoencoder -> MIMOSA -> COFHAE),
-with the paper's learning-rate schedule and a progress bar per stage;
+with the paper's learning-rate schedule and a progress bar per stage (on Boxhead,
+the flat models follow the Boxhead paper's protocol instead: :func:`boxhead_protocol`);
 :func:`save_training` writes what it produced into a model folder::
 
     model.keras, history.json           every model
@@ -28,17 +29,20 @@ from hier_models._mimosa import NoHierarchyFound, check_hyperparameters
 from hier_models.ae import AE
 from hier_models.cli.datasets import SplitArrays
 from hier_models.cli.errors import CommandError
-from hier_models.cli.files import progress, save_keras, write_atomic, write_json, write_npy
+from hier_models.cli.files import jsonable, progress, save_keras, write_atomic, write_json, write_npy
 from hier_models.cli.options import (
     AUTOENCODER_EPOCHS, HIERARCHICAL, MIMOSA_OPTIONS, check_grid, check_options, grid_label, initial_dim,
     mimosa_settings, resolve_model,
 )
+from hier_models import protocols
+from hier_models.architectures import capacity_architecture
 from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, grid_points, training_dataset
 
 __all__ = [
     "EpochProgress",
     "TrainingRecord",
+    "boxhead_protocol",
     "code_hierarchy",
     "encode",
     "load_model",
@@ -116,6 +120,44 @@ def _flat_model(model_name: str, data: SplitArrays, *, latent_dim, seed, options
     return _construct(cls, data.observations.shape[1:], seed=seed, what=model_name, **kwargs)
 
 
+def _architecture_options(model_name: str, options: dict) -> dict:
+    """``options`` with ``capacity`` (``"small"`` / ``"large"``) turned into its Boxhead
+    architecture, or CommandError."""
+    options = dict(options)
+    capacity = options.pop("capacity", None)
+    if capacity is not None:
+        try:
+            options["architecture"] = capacity_architecture(capacity, options.get("architecture"))
+        except ValueError as err:
+            raise CommandError(f"{model_name}: {err}") from err
+    return options
+
+
+def boxhead_protocol(model_name: str, options: Mapping, *, latent_dim: int | None, training_steps: int) -> dict:
+    """The constructor arguments of ``model_name`` on a Boxhead dataset: the Boxhead
+    paper's protocol (:func:`hier_models.protocols.boxhead_settings`: 12 codes, the
+    small or large networks of its appendix B.2, the KL weight annealed over 10,000
+    steps for single-layer models and the ladders' fade-in timetable, shrunk to
+    fit a shorter run), overridden by ``options`` (``--set``) and ``latent_dim``
+    (``--latent-dim``). ``options["capacity"]`` chooses the networks (default small)."""
+    options = dict(options)
+    capacity = options.pop("capacity", None) or "small"
+    try:
+        settings = protocols.boxhead_settings(model_name, capacity, training_steps)
+    except ValueError as err:
+        raise CommandError(f"{model_name}: {err}; use --set capacity=small or --set capacity=large") from err
+    if "architecture" in options:
+        settings.pop("architecture")
+    if latent_dim is not None or "latent_dim" in options or "latents_per_layer" in options:
+        settings.pop("latent_dim", None)
+        settings.pop("latents_per_layer", None)
+    return {**settings, **options}
+
+
+def _is_boxhead(data: SplitArrays) -> bool:
+    return data.dataset.family == "boxhead"
+
+
 def _hierarchical_settings(data: SplitArrays, options: Mapping, seed: int) -> dict:
     """The arguments of :func:`fit_hierarchical` that ``options`` give, every value
     checked before anything trains."""
@@ -179,7 +221,12 @@ def train(
     """Train ``model_name`` on ``data`` with the paper's learning-rate schedule.
 
     Flat models get ``latent_dim`` codes (default: as many as the dataset has
-    factors; ladders keep their own default). ``Hierarchical`` runs the whole method;
+    factors; ladders keep their own default). ``options["capacity"]`` (``"small"`` or
+    ``"large"``) picks the Boxhead paper's networks. On a Boxhead dataset the flat
+    models follow that paper's protocol by default (:func:`boxhead_protocol`): 12
+    codes, the small networks, its annealing and fade-in timetable, and Adamax at
+    3e-4 without decay, as in its authors' code (:mod:`hier_models.protocols`); every
+    part can be overridden with ``options`` and ``latent_dim``. ``Hierarchical`` runs the whole method;
     its smooth autoencoder trains for ``autoencoder_epochs`` (default
     :data:`~hier_models.cli.options.AUTOENCODER_EPOCHS`). With ``grid`` (Hierarchical
     only, e.g. :data:`~hier_models.hierarchical.PAPER_GRID`), COFHAE trains at every
@@ -215,15 +262,27 @@ def train(
             smooth_autoencoder=fit.smooth_autoencoder, mimosa_scores=scores,
         )
     is_ladder = model_name in ("ProVLAE", "ProLVAE")
-    if latent_dim is None and not is_ladder and "latent_dim" not in options:
-        latent_dim = data.factors.shape[1]
+    boxhead = _is_boxhead(data)
+    if boxhead:
+        steps = protocols.training_steps(len(data), batch_size, epochs)
+        options = boxhead_protocol(model_name, options, latent_dim=latent_dim, training_steps=steps)
+        settings.update(protocol="boxhead", optimizer=f"Adamax({protocols.LEARNING_RATE:g})")
+    else:
+        options = _architecture_options(model_name, options)
+        if latent_dim is None and not is_ladder and "latent_dim" not in options:
+            latent_dim = data.factors.shape[1]
     keras.utils.set_random_seed(seed)
     start = time.perf_counter()
     model = _flat_model(model_name, data, latent_dim=latent_dim, seed=seed, options=options)
     callback = EpochProgress([model_name], enabled=show_progress)
-    fit_paper_schedule(model, data.observations, epochs=epochs, batch_size=batch_size, seed=seed, callbacks=[callback],
-                       scale=data.scale)
-    settings.update(latent_dim=int(model.latent_dim))
+    if boxhead:
+        model.compile(optimizer=protocols.boxhead_optimizer())
+        model.fit(training_dataset(data.observations, None, batch_size, seed, scale=data.scale), epochs=epochs,
+                  verbose=0, callbacks=[callback])
+    else:
+        fit_paper_schedule(model, data.observations, epochs=epochs, batch_size=batch_size, seed=seed,
+                           callbacks=[callback], scale=data.scale)
+    settings.update(latent_dim=int(model.latent_dim), model_options=jsonable(options))
     return TrainingRecord(model_name, model, settings, callback.history, time.perf_counter() - start)
 
 
