@@ -217,7 +217,8 @@ class Autoencoder(keras.Model):
             else:  # a replica without rows has NaN means and weight 0
                 value = tf.cast(terms[name], tf.float32)
                 tracker.update_state(tf.where(share.size > 0, value, tf.zeros_like(value)), sample_weight=share.fraction)
-        return {name: tracker.result() for name, tracker in self._trackers.items()}
+        logs = {name: tracker.result() for name, tracker in self._trackers.items()}
+        return distribute.step_outputs(logs, self.distribute_strategy)
 
     # ------------------------------------------------------------- training
     @property

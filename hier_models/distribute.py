@@ -50,6 +50,8 @@ __all__ = [
     "in_scope",
     "is_chief",
     "local_rows",
+    "multi_worker",
+    "step_outputs",
     "synchronised",
 ]
 
@@ -115,6 +117,27 @@ def synchronised() -> bool:
     """True inside the scope of a strategy with more than one replica: networks
     built now synchronise their batch-normalisation statistics across replicas."""
     return tf.distribute.has_strategy() and tf.distribute.get_strategy().num_replicas_in_sync > 1
+
+
+def multi_worker(strategy) -> bool:
+    """Whether ``strategy`` is a ``MultiWorkerMirroredStrategy`` over several workers."""
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return False
+    in_mode = getattr(strategy.extended, "_in_multi_worker_mode", None)
+    return bool(in_mode()) if in_mode is not None else True
+
+
+def step_outputs(logs: dict, strategy) -> dict:
+    """A train or test step's metric values as Keras can reduce them across workers.
+
+    Keras 3 averages a multi-worker step's outputs along their first axis, which a
+    scalar lacks ("Invalid reduction dimension 0 for input with 0 dimensions",
+    tensorflow/tensorflow#72388): there, each value is given shape (1,). Elsewhere
+    they are returned as they are.
+    """
+    if not multi_worker(strategy):
+        return logs
+    return {name: tf.reshape(value, [1]) for name, value in logs.items()}
 
 
 def get_strategy(name: str | None):

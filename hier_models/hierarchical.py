@@ -17,6 +17,11 @@ penalties; one run costs 1/27 of the grid.
 
 Training follows appendix A.1: Adam with learning rate 1e-3, divided by 10 at 50%
 and by 100 at 75% of the steps, batch 256 (50 epochs in the paper).
+
+Every function that trains takes ``strategy``: a ``tf.distribute`` strategy (e.g.
+``tf.distribute.MirroredStrategy()``) whose scope the models are built in, so that
+each global batch is split over its replicas (see :mod:`hier_models.distribute`);
+None trains on one device.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ import tensorflow as tf
 
 from hier_datasets.hierarchy import Hierarchy
 from hier_models.ae import AE
+from hier_models.distribute import in_scope
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models._mimosa import mimosa
 
@@ -104,11 +110,14 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
                        verbose: int = 0, callbacks=None, scale: float | None = None):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
     ``epochs`` epochs and fit it on :func:`training_dataset` (``scale``: see
-    :func:`input_scale`); returns the History."""
+    :func:`input_scale`); returns the History. ``batch_size`` is the global batch
+    when ``model`` was built in a ``tf.distribute`` strategy's scope."""
     x = np.asarray(observations)
     dataset = training_dataset(x, targets, batch_size, seed, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
-    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(steps)))
+    with model.distribute_strategy.scope():  # the optimiser beside the model's variables
+        optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
+    model.compile(optimizer=optimizer)
     return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 
@@ -151,17 +160,19 @@ def train_cofhae(
     verbose: int = 0,
     callbacks=None,
     scale: float | None = None,
+    strategy=None,
     **cofhae_options,
 ) -> HierarchicalRun:
     """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
     ``callbacks`` go to ``fit``; ``scale`` maps integer images to [0, 1] (see
-    :func:`input_scale`)."""
+    :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None."""
     x = np.asarray(observations)
     input_scale(x, scale)
     targets = targets_from_assignments(hierarchy, assignments)
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
-    model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
+    with in_scope(strategy):
+        model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
                                  callbacks=callbacks, scale=scale).history
     evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
@@ -241,6 +252,7 @@ def fit_hierarchical(
     callbacks=None,
     grid: Mapping[str, Sequence] | None = None,
     scale: float | None = None,
+    strategy=None,
 ) -> HierarchicalFit:
     """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call.
 
@@ -249,7 +261,9 @@ def fit_hierarchical(
     trained once with ``cofhae_options``. ``callbacks`` go to every ``fit`` call (the
     autoencoder's, then each COFHAE run's). ``scale`` maps integer images to [0, 1]
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
-    observations need none."""
+    observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
+    trains the autoencoder and every COFHAE run on its replicas, ``batch_size``
+    rows per global batch."""
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
@@ -258,13 +272,14 @@ def fit_hierarchical(
         _checked_grid(grid, cofhae_options or {})  # before anything trains
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
-    ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
+    with in_scope(strategy):
+        ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
     fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks,
                        scale=scale)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False, scale=scale))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
     options = dict(epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks, scale=scale,
-                   **arch, **dict(cofhae_options or {}))
+                   strategy=strategy, **arch, **dict(cofhae_options or {}))
     if grid is None:
         run = train_cofhae(x, hierarchy, assignments, **options)
         return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])

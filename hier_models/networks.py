@@ -28,6 +28,7 @@ from hier_models.architectures import (
     UpSpec,
     architecture_spec,
 )
+from hier_models.distribute import synchronised
 from hier_models.validation import check_input_shape, check_positive_int
 
 __all__ = ["OUTPUT_DTYPE", "LadderNetworks", "apply_stage", "build_decoder", "build_encoder", "build_ladder"]
@@ -50,9 +51,15 @@ class _Namer:
         return f"{self.prefix}_{self.count}_{kind}"
 
 
+def _batch_norm(name: str) -> keras.layers.BatchNormalization:
+    """Batch normalisation; built under a ``tf.distribute`` strategy with several
+    replicas, its statistics are those of the global batch (synchronised)."""
+    return keras.layers.BatchNormalization(name=name, synchronized=synchronised())
+
+
 def _normalise_and_activate(h, spec: ArchitectureSpec, activation: str, namer: _Namer):
     if spec.batch_norm:
-        h = keras.layers.BatchNormalization(name=namer("bn"))(h)
+        h = _batch_norm(namer("bn"))(h)
     return keras.layers.Activation(activation, name=namer("act"))(h)
 
 
@@ -89,7 +96,7 @@ def apply_stage(h, ops, spec: ArchitectureSpec, activation: str, namer: _Namer, 
             h = _normalise_and_activate(h, spec, activation, namer)
             h = keras.layers.Conv2D(op.filters, op.kernel, padding="same", name=namer("conv"))(h)
             if spec.batch_norm:
-                h = keras.layers.BatchNormalization(name=namer("bn"))(h)
+                h = _batch_norm(namer("bn"))(h)
             h = keras.layers.Add(name=namer("add"))([skip, h])
             h = keras.layers.Activation(activation, name=namer("act"))(h)
         else:

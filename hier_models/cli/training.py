@@ -34,7 +34,7 @@ from hier_models.cli.options import (
     AUTOENCODER_EPOCHS, HIERARCHICAL, MIMOSA_OPTIONS, check_grid, check_options, grid_label, initial_dim,
     mimosa_settings, resolve_model,
 )
-from hier_models import protocols
+from hier_models import distribute, protocols
 from hier_models.architectures import capacity_architecture
 from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, grid_points, training_dataset
@@ -178,12 +178,13 @@ def _hierarchical_settings(data: SplitArrays, options: Mapping, seed: int) -> di
 
 
 def _fit_hierarchical(data: SplitArrays, settings: Mapping, *, epochs, autoencoder_epochs, batch_size, seed, callback,
-                      show_progress, grid=None):
+                      show_progress, grid=None, strategy=None):
     mimosa_options = dict(settings["mimosa_options"], verbose=show_progress)
     try:
         fit = fit_hierarchical(
             data.observations, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size, seed=seed,
-            callbacks=[callback], grid=grid, scale=data.scale, **{**settings, "mimosa_options": mimosa_options},
+            callbacks=[callback], grid=grid, scale=data.scale, strategy=strategy,
+            **{**settings, "mimosa_options": mimosa_options},
         )
     except NoHierarchyFound as err:
         raise CommandError(
@@ -217,6 +218,7 @@ def train(
     options: Mapping | None = None,
     show_progress: bool = True,
     grid: Mapping | None = None,
+    strategy: str | None = None,
 ) -> TrainingRecord:
     """Train ``model_name`` on ``data`` with the paper's learning-rate schedule.
 
@@ -231,7 +233,9 @@ def train(
     :data:`~hier_models.cli.options.AUTOENCODER_EPOCHS`). With ``grid`` (Hierarchical
     only, e.g. :data:`~hier_models.hierarchical.PAPER_GRID`), COFHAE trains at every
     grid point on the same MIMOSA output and the paper's rule keeps one run;
-    ``settings["grid"]`` lists every run's losses.
+    ``settings["grid"]`` lists every run's losses. ``strategy`` (``"mirrored"`` or
+    ``"multiworker"``, see :func:`hier_models.distribute.get_strategy`) splits each
+    global batch of ``batch_size`` rows over the strategy's replicas.
     """
     model_name = resolve_model(model_name)
     options = check_options(model_name, options or {})
@@ -241,6 +245,12 @@ def train(
             raise CommandError(f"{what} must be at least 1, got {value}")
     settings = dict(dataset=data.dataset.name, split=data.split, num_examples=len(data), model=model_name,
                     epochs=epochs, batch_size=batch_size, seed=seed, options=dict(options))
+    try:
+        scope = distribute.get_strategy(strategy)
+    except ValueError as err:
+        raise CommandError(str(err)) from err
+    if scope is not None:
+        settings.update(strategy=strategy, replicas=scope.num_replicas_in_sync)
     if model_name == HIERARCHICAL:
         fit_settings = _hierarchical_settings(data, options, seed)
         keras.utils.set_random_seed(seed)
@@ -250,7 +260,7 @@ def train(
         callback = EpochProgress(["smooth autoencoder", *stages], enabled=show_progress)
         fit, scores = _fit_hierarchical(
             data, fit_settings, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size, seed=seed,
-            callback=callback, show_progress=show_progress, grid=grid,
+            callback=callback, show_progress=show_progress, grid=grid, strategy=scope,
         )
         settings.update(autoencoder_epochs=autoencoder_epochs, initial_dim=int(fit.initial_codes.shape[1]))
         if grid is not None:
@@ -273,7 +283,8 @@ def train(
             latent_dim = data.factors.shape[1]
     keras.utils.set_random_seed(seed)
     start = time.perf_counter()
-    model = _flat_model(model_name, data, latent_dim=latent_dim, seed=seed, options=options)
+    with distribute.in_scope(scope):
+        model = _flat_model(model_name, data, latent_dim=latent_dim, seed=seed, options=options)
     callback = EpochProgress([model_name], enabled=show_progress)
     if boxhead:
         model.compile(optimizer=protocols.boxhead_optimizer())
