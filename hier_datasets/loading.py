@@ -20,13 +20,13 @@ def _pipeline_options(beam_options):
         raise ImportError("building on Apache Beam needs apache-beam: pip install 'hierbench[beam]'") from err
     if isinstance(beam_options, PipelineOptions):
         return beam_options
-    if not isinstance(beam_options, str) or not beam_options.strip():
+    items = [item.strip().lstrip("-") for item in beam_options.split(",")] if isinstance(beam_options, str) else []
+    if not any(items):
         raise TypeError(
             "beam_options must be PipelineOptions or a string such as "
             f"'direct_num_workers=2,direct_running_mode=multi_processing', got {beam_options!r}"
         )
-    flags = [f"--{item.strip().lstrip('-')}" for item in beam_options.split(",") if item.strip()]
-    return PipelineOptions(flags=flags)
+    return PipelineOptions(flags=[f"--{item}" for item in items if item])
 
 
 def build(name: str, data_dir: str | os.PathLike | None = None, *, download: bool = True, beam_options=None):

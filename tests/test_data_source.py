@@ -1,0 +1,118 @@
+"""hier_datasets.data_source: random access to the examples of tfds.load, through ArrayRecord."""
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow_datasets as tfds
+
+import hier_datasets
+
+NAME = "spaceshapes/default_300_50"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("data_source")
+
+
+@pytest.fixture(scope="module")
+def train(data_dir):
+    return hier_datasets.data_source(NAME, "train", data_dir)
+
+
+def loaded(split, data_dir):
+    return list(tfds.as_numpy(tfds.load(NAME, split=split, data_dir=str(data_dir), shuffle_files=False)))
+
+
+def assert_same(a: dict, b: dict):
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert np.asarray(a[name]).dtype == np.asarray(b[name]).dtype, name
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_same_examples_in_the_same_order_as_tfds_load(train, data_dir):
+    reference = loaded("train", data_dir)
+    assert len(train) == len(reference) == 300
+    for i in range(len(train)):
+        assert_same(train[i], reference[i])
+    assert isinstance(train[0]["image"], np.ndarray) and train[0]["image"].shape == (64, 64, 1)
+    assert isinstance(train[0]["path"], np.int64)
+
+
+def test_split_slices_and_the_test_split(data_dir):
+    sliced = hier_datasets.data_source(NAME, "test[10:20]", data_dir)
+    reference = loaded("test[10:20]", data_dir)
+    assert len(sliced) == 10
+    for i in range(10):
+        assert_same(sliced[i], reference[i])
+
+
+def test_batched_and_negative_reads(train):
+    indices = [5, 0, 299, 5]
+    batch = train.__getitems__(indices)
+    assert len(batch) == 4
+    for i, example in zip(indices, batch):
+        assert_same(example, train[i])
+    assert_same(train[-1], train[299])
+    assert_same(train.__getitems__(np.array([-300]))[0], train[0])
+    assert train.__getitems__([]) == []
+
+
+def test_bad_indices_raise(train):
+    with pytest.raises(IndexError, match="index 300 is out of range for a split of 300"):
+        train[300]
+    with pytest.raises(IndexError, match="index -301"):
+        train.__getitems__([0, -301])
+    with pytest.raises(TypeError, match="index must be an integer, got str"):
+        train["0"]
+    with pytest.raises(TypeError, match="index must be an integer, got float"):
+        train[1.0]
+    with pytest.raises(TypeError, match="indices must be a sequence of integers, got int"):
+        train.__getitems__(3)
+
+
+def test_pickles_small_and_reads_the_same(train):
+    data = pickle.dumps(train)
+    assert len(data) < 500
+    copy = pickle.loads(data)
+    assert copy._source is None and len(copy) == 300
+    assert_same(copy[7], train[7])
+
+
+def test_arrayrecord_copy_made_once_and_tfrecord_stays_the_default(train, data_dir):
+    version_dir = Path(train.version_dir)
+    copies = sorted(version_dir.glob("*.array_record-*"))
+    assert [p.name.split(".")[0] for p in copies] == ["spaceshapes-test", "spaceshapes-train"]
+    stamps = [p.stat().st_mtime_ns for p in copies]
+    again = hier_datasets.data_source(NAME, "train", data_dir)
+    assert [p.stat().st_mtime_ns for p in copies] == stamps
+    assert len(again) == 300
+    builder = tfds.builder(NAME, data_dir=str(data_dir))
+    assert builder.info.file_format == tfds.core.FileFormat.TFRECORD
+    assert len(list(builder.as_dataset(split="test"))) == 50
+
+
+def test_bad_arguments(data_dir):
+    with pytest.raises(TypeError, match="split must be a split name"):
+        hier_datasets.data_source(NAME, 0, data_dir)
+    with pytest.raises(ValueError, match=r"split 'validation' is not a split of .*splits: \['test', 'train'\]"):
+        hier_datasets.data_source(NAME, "validation", data_dir)
+    with pytest.raises(TypeError, match="name must be a dataset name"):
+        hier_datasets.data_source(3, "train", data_dir)
+
+
+@pytest.mark.slow
+def test_worker_processes_read_the_same(train):
+    """As DataLoader workers do: unpickle in fresh processes, read batches there."""
+    import concurrent.futures
+    import multiprocessing
+
+    batches = [list(range(i, i + 50)) for i in range(0, 300, 50)]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+        results = list(pool.map(train.__getitems__, batches))
+    for batch, examples in zip(batches, results):
+        for i, example in zip(batch, examples):
+            assert_same(example, train[i])
