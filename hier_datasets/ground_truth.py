@@ -6,29 +6,30 @@ what these objects produce, and the interventional metrics (FactorVAE score,
 beta-VAE score) call them directly. Get one with :func:`ground_truth`::
 
     gt = ground_truth("chopsticks/depth2_either")
-    factors, series = gt.sample(1000, rng=0)
+    factors, series = gt.sample(1000, random_state=0)
+
+``random_state`` (an integer seed or a numpy Generator) drives every draw; the
+keyword ``rng`` of earlier versions still works and warns.
 """
 from __future__ import annotations
 
 import abc
+import warnings
 from typing import Callable
 
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
+from hier_datasets.validation import check_random_state, renamed_keywords
 
-__all__ = ["GroundTruth", "ground_truth", "register", "available", "as_rng"]
+__all__ = ["GroundTruth", "ground_truth", "register", "available"]
 
 
 def as_rng(rng) -> np.random.Generator:
-    """A numpy Generator from a Generator or an integer seed."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        if rng is None:
-            raise ValueError("rng must be a numpy Generator or an integer seed, got None")
-        return np.random.default_rng(int(rng))
-    raise ValueError(f"rng must be a numpy Generator or an integer seed, got {type(rng).__name__}")
+    """Deprecated alias of :func:`hier_datasets.validation.check_random_state`."""
+    warnings.warn("as_rng is deprecated, use hier_datasets.validation.check_random_state", DeprecationWarning,
+                  stacklevel=2)
+    return check_random_state(rng, "rng")
 
 
 class GroundTruth(abc.ABC):
@@ -78,9 +79,13 @@ class GroundTruth(abc.ABC):
         """Observations for validated factors."""
 
     # ---------------------------------------------------------------- sampling
-    def sample_paths(self, n: int, rng) -> np.ndarray:
-        """Path index of ``n`` independent draws (exact proportions if ``stratified``)."""
-        rng = as_rng(rng)
+    @renamed_keywords(rng="random_state")
+    def sample_paths(self, n: int, random_state) -> np.ndarray:
+        """Path index of ``n`` independent draws (exact proportions if ``stratified``).
+
+        ``random_state`` is an integer seed or a numpy Generator.
+        """
+        rng = check_random_state(random_state)
         n = _check_count(n)
         probs = self.path_probabilities
         if not self.stratified:
@@ -92,7 +97,8 @@ class GroundTruth(abc.ABC):
             counts[extra] += 1
         return rng.permutation(np.repeat(np.arange(len(probs)), counts))
 
-    def sample_factors(self, n: int, rng, fixed=None) -> np.ndarray:
+    @renamed_keywords(rng="random_state")
+    def sample_factors(self, n: int, random_state, fixed=None) -> np.ndarray:
         """(n, num_factors) float32 factors in the hierarchy's flat layout.
 
         A categorical holds its option index plus one where it is active and 0 where
@@ -100,7 +106,8 @@ class GroundTruth(abc.ABC):
 
         Args:
           n: number of rows.
-          rng: a numpy Generator or an integer seed.
+          random_state: an integer seed or a numpy Generator (``rng`` is its
+            deprecated name).
           fixed: optional intervention, a dict mapping factor names (or column
             indices) to a value or to an (n,) array of per-row values. Those factors
             take the values and everything that depends on them is drawn from its
@@ -112,8 +119,9 @@ class GroundTruth(abc.ABC):
         Raises:
           ValueError: an unknown factor, a value out of its range, or a combination
             of values that no path of the hierarchy allows.
+          TypeError: ``random_state`` is neither an integer nor a Generator.
         """
-        rng = as_rng(rng)
+        rng = check_random_state(random_state)
         n = _check_count(n)
         h = self.hierarchy
         fixed = self._check_fixed(fixed, n)
@@ -204,13 +212,16 @@ class GroundTruth(abc.ABC):
             out[d] = v
         return out
 
-    def observations_from_factors(self, factors, rng=0) -> np.ndarray:
-        """Observations for the given factors; ``rng`` drives observation noise only."""
-        return self._observations(self.validate_factors(factors), as_rng(rng))
+    @renamed_keywords(rng="random_state")
+    def observations_from_factors(self, factors, random_state=0) -> np.ndarray:
+        """Observations for the given factors; ``random_state`` drives observation noise only."""
+        return self._observations(self.validate_factors(factors), check_random_state(random_state))
 
-    def sample(self, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(factors, observations) of ``n`` fresh draws."""
-        rng = as_rng(rng)
+    @renamed_keywords(rng="random_state")
+    def sample(self, n: int, random_state) -> tuple[np.ndarray, np.ndarray]:
+        """(factors, observations) of ``n`` fresh draws; ``random_state`` is an integer
+        seed or a numpy Generator."""
+        rng = check_random_state(random_state)
         factors = self.sample_factors(n, rng)
         return factors, self._observations(factors, rng)
 

@@ -15,6 +15,9 @@ import numbers
 
 import numpy as np
 
+# the one converter of random_state and the integer check of all three packages
+from hier_datasets.validation import check_positive_int, check_random_state  # noqa: F401  (re-exported)
+
 #: integer-valued columns with at most this many distinct values count as categorical
 #: when ``categorical="auto"`` (the threshold of Ross & Doshi-Velez's implementation)
 MAX_AUTO_CATEGORIES = 10
@@ -86,23 +89,6 @@ def check_same_rows(**arrays) -> int:
         detail = ", ".join(f"{name} has {n}" for name, n in rows.items())
         raise ValueError(f"arguments must have the same number of rows (examples): {detail}")
     return next(iter(rows.values()))
-
-
-def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
-    """A numpy Generator from an integer seed or a Generator (used as is)."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"{name} must be a non-negative integer or a numpy Generator, got {random_state}")
-        return np.random.default_rng(int(random_state))
-    raise ValueError(f"{name} must be an integer seed or a numpy Generator, got {random_state!r}")
-
-
-def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def check_fraction(value, name: str) -> float:

@@ -126,9 +126,9 @@ def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) ->
 def _check_common(representation_function, batch_size, num_train, num_eval):
     if not callable(representation_function):
         raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")
-    check_positive_int(batch_size, "batch_size", minimum=2)
-    check_positive_int(num_train, "num_train")
-    check_positive_int(num_eval, "num_eval")
+    check_positive_int("batch_size", batch_size, minimum=2)
+    check_positive_int("num_train", num_train)
+    check_positive_int("num_eval", num_eval)
 
 
 def factor_vae_score(
@@ -183,7 +183,7 @@ def factor_vae_score(
       population. With no code kept both accuracies are 0.
     """
     _check_common(representation_function, batch_size, num_train, num_eval)
-    check_positive_int(num_variance_estimate, "num_variance_estimate", minimum=2)
+    check_positive_int("num_variance_estimate", num_variance_estimate, minimum=2)
     if not isinstance(prune_threshold, (int, float)) or not np.isfinite(prune_threshold) or prune_threshold < 0:
         raise ValueError(f"prune_threshold must be a finite number >= 0, got {prune_threshold!r}")
     rng = check_random_state(random_state)

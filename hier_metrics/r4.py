@@ -48,12 +48,12 @@ __all__ = ["r4", "r4_matrix", "r4c"]
 
 
 def _check_options(num_splits, test_size, estimator, num_bins):
-    check_positive_int(num_splits, "num_splits")
+    check_positive_int("num_splits", num_splits)
     check_fraction(test_size, "test_size")
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
     if num_bins != "auto":
-        check_positive_int(num_bins, "num_bins", minimum=2)
+        check_positive_int("num_bins", num_bins, minimum=2)
 
 
 def r4_matrix(
@@ -207,7 +207,7 @@ def r4c(
             f"{list(code_hierarchy.names)}), got {codes.shape[1]}"
         )
     _check_options(num_splits, test_size, estimator, num_bins)
-    check_positive_int(min_rows, "min_rows", minimum=2)
+    check_positive_int("min_rows", min_rows, minimum=2)
     cat = resolve_categorical(factors, categorical, "factors", active=factor_active)
     constant = constant_columns(factors, factor_active)
     check_not_all_constant(constant, where=" on the rows where it is active")

@@ -2,12 +2,16 @@
 
 Every check raises ``ValueError`` with the argument's name, the value it got and
 what is allowed, so that a bad hyperparameter fails at construction time rather
-than as an obscure shape error inside ``fit``.
+than as an obscure shape error inside ``fit``. Randomness is checked by
+:func:`hier_datasets.validation.check_random_state`.
 """
 from __future__ import annotations
 
 import math
 import numbers
+
+# one integer check for the three packages (name first, like every check here)
+from hier_datasets.validation import check_non_negative_int, check_positive_int
 
 __all__ = [
     "check_choice",
@@ -18,20 +22,6 @@ __all__ = [
     "check_positive_int",
     "check_units",
 ]
-
-
-def check_positive_int(name: str, value) -> int:
-    """An integer >= 1 (booleans are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def check_non_negative_int(name: str, value) -> int:
-    """An integer >= 0 (booleans are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-    return int(value)
 
 
 def _finite_real(name: str, value) -> float:

@@ -75,10 +75,11 @@ def test_empty_single_sample_and_wrong_ndim(call):
 
 
 @pytest.mark.parametrize("name", ["r4", "dci", "sap", "evaluate_arrays"])
-@pytest.mark.parametrize("bad", [None, 1.5, "0", -1, True])
-def test_random_state_must_be_seed_or_generator(name, bad):
+@pytest.mark.parametrize("bad, error", [(None, TypeError), (1.5, TypeError), ("0", TypeError), (True, TypeError),
+                                        (-1, ValueError)])
+def test_random_state_must_be_seed_or_generator(name, bad, error):
     fn = getattr(hm, name)
-    with pytest.raises(ValueError, match="random_state"):
+    with pytest.raises(error, match="random_state must be an integer seed >= 0 or a numpy Generator"):
         fn(F, Z, random_state=bad)
 
 

@@ -207,5 +207,5 @@ def test_bad_arguments():
         hm.factor_vae_score(GT, perfect, num_train=0)
     with pytest.raises(ValueError, match="prune_threshold"):
         hm.factor_vae_score(GT, perfect, prune_threshold=-1.0)
-    with pytest.raises(ValueError, match="random_state"):
+    with pytest.raises(TypeError, match="random_state"):
         hm.factor_vae_score(GT, perfect, random_state=None)

@@ -100,7 +100,7 @@ def test_config_holds_every_constructor_argument(cls):
 
 @pytest.fixture(scope="module")
 def series():
-    _, x = hier_datasets.ground_truth("chopsticks/depth2_either").sample(128, rng=0)
+    _, x = hier_datasets.ground_truth("chopsticks/depth2_either").sample(128, random_state=0)
     return x.astype(np.float32)
 
 
@@ -139,7 +139,7 @@ def test_save_load_and_resume(cls, kwargs, series, tmp_path):
 
 
 def test_image_model_round_trip(tmp_path):
-    _, images = hier_datasets.ground_truth("spaceshapes").sample(32, rng=0)
+    _, images = hier_datasets.ground_truth("spaceshapes").sample(32, random_state=0)
     images = images.astype(np.float32)
     model = hier_models.ProLVAE((64, 64, 1), architecture="burgess", fade_in_steps=2, seed=3)
     model.compile()
