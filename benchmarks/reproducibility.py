@@ -1,0 +1,241 @@
+"""Reproducibility of the default benchmark (``hierbench run``): what matches exactly,
+what only within seed noise.
+
+Every configuration runs the default benchmark (Chopsticks depth2_inter, 20,000 /
+5,000 examples; AE, beta-TCVAE and the whole hierarchical method) in a fresh
+process, so that the environment variables and thread counts it sets take effect
+before TensorFlow starts:
+
+- ``seed 0``, ``seed 1``, ``seed 2``: TensorFlow's defaults (oneDNN on, as many
+  threads as cores), the per-metric spread over seeds;
+- ``seed 0 again``: the same run repeated, which must give identical bytes;
+- ``oneDNN off``: ``TF_ENABLE_ONEDNN_OPTS=0`` (TensorFlow's own kernels instead of
+  its oneDNN graph rewrites);
+- ``8 threads``: ``tf.config.threading`` intra- and inter-op pools of 8 threads,
+  the work split as on an 8-core machine;
+- ``AVX2 kernels``: ``ONEDNN_MAX_CPU_ISA=AVX2``, the oneDNN kernels that a CPU
+  without AVX-512 runs (the matrix products of TensorFlow's CPU kernels go through
+  oneDNN, which picks its kernels by the instruction set of the CPU at run time),
+  alone and with 8 threads;
+- ``op determinism``: ``tf.config.experimental.enable_op_determinism()``.
+
+Each is compared with ``seed 0``: identical codes (SHA-256 of every model's
+``codes.npy``) and the largest metric difference, beside the seed spread.
+
+    python benchmarks/reproducibility.py              # resumable: finished runs are kept
+    python benchmarks/reproducibility.py --only "seed 0" "oneDNN off"
+
+Runs go to ``runs/reproducibility/``; the page to ``docs/results/reproducibility.md``
+and ``.json``. Each run takes 2.5-5 minutes on 2 CPU cores.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "results"
+RUNS = ROOT / "runs" / "reproducibility"
+BASELINE = "seed 0"
+
+#: name -> seed, environment variables, (intra, inter) threads or None, op determinism
+CONFIGS = {
+    "seed 0": dict(seed=0, env={}, threads=None, deterministic=False),
+    "seed 1": dict(seed=1, env={}, threads=None, deterministic=False),
+    "seed 2": dict(seed=2, env={}, threads=None, deterministic=False),
+    "seed 0 again": dict(seed=0, env={}, threads=None, deterministic=False),
+    "oneDNN off": dict(seed=0, env={"TF_ENABLE_ONEDNN_OPTS": "0"}, threads=None, deterministic=False),
+    "8 threads": dict(seed=0, env={}, threads=(8, 8), deterministic=False),
+    "AVX2 kernels": dict(seed=0, env={"ONEDNN_MAX_CPU_ISA": "AVX2"}, threads=None, deterministic=False),
+    "AVX2 kernels, 8 threads": dict(seed=0, env={"ONEDNN_MAX_CPU_ISA": "AVX2"}, threads=(8, 8), deterministic=False),
+    "op determinism": dict(seed=0, env={}, threads=None, deterministic=True),
+}
+SEED_CONFIGS = ("seed 0", "seed 1", "seed 2")
+#: environment variables that change the kernels; cleared unless a configuration sets them
+KERNEL_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "OMP_NUM_THREADS", "XLA_FLAGS",
+                    "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
+
+
+def folder_name(config: str) -> str:
+    return config.replace(",", "").replace(" ", "_").lower()
+
+
+def worker(config: str, out: str) -> None:
+    """One run of the default benchmark under ``config``, in this (fresh) process."""
+    import tensorflow as tf
+
+    spec = CONFIGS[config]
+    if spec["threads"] is not None:
+        tf.config.threading.set_intra_op_parallelism_threads(spec["threads"][0])
+        tf.config.threading.set_inter_op_parallelism_threads(spec["threads"][1])
+    if spec["deterministic"]:
+        tf.config.experimental.enable_op_determinism()
+    from hier_models.cli.run import DEFAULT_RUN, run
+    import dataclasses
+
+    settings = dataclasses.replace(DEFAULT_RUN, seeds=(spec["seed"],), out=out)
+    started = time.perf_counter()
+    run(settings, show_progress=False, log=lambda text: None)
+    seconds = time.perf_counter() - started
+    threads = (tf.config.threading.get_intra_op_parallelism_threads(),
+               tf.config.threading.get_inter_op_parallelism_threads())
+    Path(out, "reproducibility.json").write_text(json.dumps(dict(config=config, seconds=round(seconds, 1),
+                                                                  threads=threads, env=spec["env"])) + "\n")
+
+
+def run_config(config: str) -> Path:
+    """The run folder of ``config``, running it first (in a subprocess) if needed."""
+    out = RUNS / folder_name(config)
+    if (out / "reproducibility.json").is_file():
+        return out
+    env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES}
+    env.update(CONFIGS[config]["env"])
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    print(f"running {config!r} -> {out}", flush=True)
+    subprocess.run([sys.executable, __file__, "--worker", config, str(out)], env=env, check=True, cwd=ROOT)
+    return out
+
+
+def load(out: Path) -> dict:
+    """Metrics by row label, SHA-256 of each model's codes, seconds."""
+    record = json.loads((out / "run.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())
+    codes = {e["label"]: hashlib.sha256((out / e["folder"] / "codes.npy").read_bytes()).hexdigest()
+             for e in record["entries"]}
+    info = json.loads((out / "reproducibility.json").read_text())
+    return dict(metrics=metrics, codes=codes, seconds=info["seconds"], threads=info["threads"], env=info["env"])
+
+
+def _numeric(row: dict) -> dict:
+    return {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def seed_spread(results: dict) -> dict:
+    """Per model and metric: mean, standard deviation (n - 1), min and max over seeds."""
+    seeds = [results[c] for c in SEED_CONFIGS if c in results]
+    spread = {}
+    for model in seeds[0]["metrics"]:
+        rows = [_numeric(r["metrics"][model]) for r in seeds]
+        spread[model] = {}
+        for key in rows[0]:
+            values = [row[key] for row in rows]
+            spread[model][key] = dict(values=values, mean=statistics.fmean(values),
+                                      std=statistics.stdev(values) if len(values) > 1 else 0.0,
+                                      min=min(values), max=max(values))
+    return spread
+
+
+def comparison(results: dict) -> dict:
+    """Each non-seed configuration against :data:`BASELINE`: identical codes per model,
+    identical metrics per model, and the largest metric difference."""
+    base = results[BASELINE]
+    compared = {}
+    for config, result in results.items():
+        if config in SEED_CONFIGS:
+            continue
+        per_model = {}
+        for model, row in base["metrics"].items():
+            a, b = _numeric(row), _numeric(result["metrics"][model])
+            diffs = {k: abs(b[k] - a[k]) for k in a}
+            worst = max(diffs, key=diffs.get)
+            per_model[model] = dict(identical_codes=result["codes"][model] == base["codes"][model],
+                                    identical_metrics=a == b, largest_difference=diffs[worst], metric=worst,
+                                    differences=diffs)
+        compared[config] = dict(seconds=result["seconds"], threads=result["threads"], env=result["env"], models=per_model)
+    return compared
+
+
+def page(results: dict, spread: dict, compared: dict) -> str:
+    from hier_models.cli.pages import METRIC_LABELS, table_columns
+
+    columns = table_columns(results[BASELINE]["metrics"])
+    lines = [
+        "# Reproducibility of the default benchmark",
+        "",
+        "`python benchmarks/reproducibility.py`: `hierbench run` with its defaults (Chopsticks depth2_inter, "
+        "20,000 / 5,000 examples; AE, beta-TCVAE, the whole hierarchical method) in a fresh process per "
+        "configuration, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, shared with another job, so the "
+        "times are rough).",
+        "",
+        "## Spread over seeds",
+        "",
+        f"Seeds {', '.join(str(CONFIGS[c]['seed']) for c in SEED_CONFIGS if c in results)}, TensorFlow's "
+        "defaults: mean ± standard deviation (min-max). A difference between two runs smaller than about two "
+        "standard deviations is seed noise.",
+        "",
+    ]
+    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
+    lines += ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(columns) + "|"]
+    for model, row in spread.items():
+        cells = [model]
+        for c in columns:
+            s = row.get(c)
+            if s is None:
+                cells.append("-")
+            elif all(float(v).is_integer() for v in s["values"]) and c in ("h_error", "mimosa_h_error"):
+                cells.append("/".join(str(int(v)) for v in s["values"]))
+            else:
+                cells.append(f"{s['mean']:.3f} ± {s['std']:.3f} ({s['min']:.3f}-{s['max']:.3f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Same seed, other settings",
+        "",
+        f"Seed 0 under each setting against `{BASELINE}` (TensorFlow's defaults): whether every model's test "
+        "codes are the same bytes, and the largest difference of any metric (and which).",
+        "",
+        "| setting | threads (intra, inter) | minutes | " + " | ".join(spread) + " |",
+        "|---|---|---:|" + "---|" * len(spread),
+    ]
+    base_minutes = results[BASELINE]["seconds"] / 60
+    lines.insert(lines.index("| setting | threads (intra, inter) | minutes | " + " | ".join(spread) + " |") - 1,
+                 f"`{BASELINE}` itself took {base_minutes:.1f} minutes.\n")
+    for config, c in compared.items():
+        cells = [config, f"{c['threads'][0]}, {c['threads'][1]}", f"{c['seconds'] / 60:.1f}"]
+        for model in spread:
+            m = c["models"][model]
+            if m["identical_codes"] and m["identical_metrics"]:
+                cells.append("identical")
+            else:
+                label = METRIC_LABELS.get(m["metric"], m["metric"])
+                cells.append(f"{m['largest_difference']:.3f} ({label})" if m["largest_difference"] else "same metrics, other codes")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", nargs="+", choices=list(CONFIGS), help="run only these configurations (default: all)")
+    p.add_argument("--worker", nargs=2, metavar=("CONFIG", "OUT"), help=argparse.SUPPRESS)
+    p.add_argument("--page-only", action="store_true", help="write the page from the finished runs, run nothing")
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(*args.worker)
+        return 0
+    results = {}
+    for config in args.only or CONFIGS:
+        out = RUNS / folder_name(config)
+        if not args.page_only:
+            run_config(config)
+        if (out / "reproducibility.json").is_file():
+            results[config] = load(out)
+    if BASELINE not in results:
+        print(f"no finished {BASELINE!r} run yet")
+        return 1
+    spread, compared = seed_spread(results), comparison(results)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "reproducibility.json").write_text(json.dumps(dict(spread=spread, compared=compared), indent=1) + "\n")
+    (OUT / "reproducibility.md").write_text(page(results, spread, compared))
+    print((OUT / "reproducibility.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
