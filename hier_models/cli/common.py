@@ -6,6 +6,7 @@ import textwrap
 
 from hier_models.cli.options import AUTOENCODER_EPOCHS, DEPRECATED_NAMES, HIERARCHICAL, MIMOSA_OPTIONS, MODEL_NAMES
 from hier_models.cli.options import model_parameters
+from hier_models.distribute import STRATEGIES
 
 __all__ = [
     "DATASET_HELP",
@@ -91,6 +92,11 @@ def add_training_options(p, defaults) -> None:
                         "lambda_assign 10/100/1000, lambda_tc 1/10/100) on one MIMOSA result and keep the run with "
                         "the lowest training reconstruction among the third with the lowest assignment loss (27x "
                         "COFHAE's training time); without it, one run with the defaults")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None,
+                   help="train on several devices with tf.distribute: mirrored (every GPU of this machine) or "
+                        "multiworker (several machines, each running the same command, TF_CONFIG naming the cluster "
+                        "and the machine's task; the chief writes the results); --batch-size is the global batch, "
+                        "split over the replicas (default: one device)")
 
 
 def add_interventional_option(p, default: int) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from hier_models import distribute
 from hier_models.cli import options as model_options
 from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_interventional_option
 from hier_models.cli.common import add_training_options, hyperparameter_help, positive
@@ -41,6 +44,8 @@ class RunSettings:
     grid: bool = False
     data_dir: str | None = None
     out: str = "runs/default"
+    #: a tf.distribute strategy, "mirrored" or "multiworker" (hier_models.distribute.get_strategy); None: one device
+    strategy: str | None = None
 
     def describe(self) -> str:
         sizes = f"{self.train_size} train / {self.test_size} test" if self.train_size else "registered sizes"
@@ -50,6 +55,7 @@ class RunSettings:
             f"seeds {', '.join(map(str, self.seeds))}; {_count(self.epochs, 'epoch')} (the smooth autoencoder "
             f"before MIMOSA {self.autoencoder_epochs}{grid}), batch {self.batch_size}; FactorVAE / beta-VAE scores "
             f"from {self.interventional_points} training votes"
+            + (f"; trained under tf.distribute ({self.strategy})" if self.strategy else "")
         )
 
 
@@ -89,7 +95,26 @@ def _check(settings: RunSettings) -> tuple[Path, list[DatasetRef], list[str]]:
 
 
 def run(settings: RunSettings, *, show_progress: bool = True, log=print) -> tuple[dict, float]:
-    """Build, train, score and report; returns the metrics by row label and the seconds taken."""
+    """Build, train, score and report; returns the metrics by row label and the seconds taken.
+
+    With ``settings.strategy="multiworker"`` every worker of the cluster runs this; the
+    chief writes the run folder, the others a temporary one that is removed at the end
+    (they train in step with the chief, and saving may read variables across workers)."""
+    # first: a multi-worker strategy configures its collectives before TensorFlow runs anything
+    try:
+        chief = distribute.is_chief(distribute.get_strategy(settings.strategy))
+    except ValueError as err:
+        raise CommandError(str(err)) from err
+    if chief:
+        return _run_settings(settings, show_progress, log)
+    scratch = tempfile.mkdtemp(prefix="hierbench-worker-")
+    try:
+        return _run_settings(dataclasses.replace(settings, out=scratch), show_progress, log)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict, float]:
     out, datasets, models = _check(settings)
     log(f"hierbench run: {settings.describe()}")
     log(f"output: {out}")
@@ -111,7 +136,7 @@ def run(settings: RunSettings, *, show_progress: bool = True, log=print) -> tupl
                 grid = model_options.PAPER_GRID if settings.grid and model == model_options.HIERARCHICAL else None
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
-                                show_progress=show_progress, grid=grid)
+                                show_progress=show_progress, grid=grid, strategy=settings.strategy)
                 folder = model_folder(dataset, model, seed)
                 save_training(trained, out / folder)
                 codes = encode(trained.model, test_split.observations, test_split.scale)
@@ -141,7 +166,7 @@ def _run(args) -> int:
         train_size=None if args.full_size else args.train_size, test_size=None if args.full_size else args.test_size,
         epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs, batch_size=args.batch_size,
         interventional_points=args.interventional_points, options=model_options.parse_options(args.set, models),
-        data_dir=args.data_dir, out=args.out, grid=args.grid,
+        data_dir=args.data_dir, out=args.out, grid=args.grid, strategy=args.strategy,
     )
     metrics, seconds = run(settings, show_progress=not args.quiet)
     print()

@@ -1,8 +1,11 @@
 """``hierbench train``: train one model and save it with its training history."""
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
+from hier_models import distribute
 from hier_models.cli import options
 from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help
 from hier_models.cli.common import positive
@@ -14,6 +17,9 @@ __all__ = ["register"]
 
 
 def _train(args) -> int:
+    # first: a multi-worker strategy configures its collectives before TensorFlow runs anything
+    strategy = distribute.get_strategy(args.strategy)
+    chief = distribute.is_chief(strategy)
     dataset = resolve_dataset(args.dataset)
     model = options.resolve_model(args.model)
     settings = options.parse_options(args.set, [model])[model]
@@ -21,12 +27,18 @@ def _train(args) -> int:
     options.check_grid(model, grid, settings)
     if model == options.HIERARCHICAL:
         options.initial_dim(dataset, settings)
-    out = check_writable(args.out)
+    # the other workers of a cluster train in step with the chief, which writes the model; they save
+    # too (reading distributed variables may take every worker), into a folder that is then removed
+    out = check_writable(args.out) if chief else Path(tempfile.mkdtemp(prefix="hierbench-worker-"))
     data = load_split(prepare(dataset, args.data_dir), dataset, args.split, show_progress=not args.quiet)
     trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
                     batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
-                    show_progress=not args.quiet, grid=grid)
+                    show_progress=not args.quiet, grid=grid, strategy=args.strategy)
     written = save_training(trained, out)
+    if not chief:
+        shutil.rmtree(out, ignore_errors=True)
+        print(f"{model} trained on {len(data)} examples of {dataset.name} as a worker; the chief wrote the model")
+        return 0
     print(f"{model} trained on {len(data)} examples of {dataset.name} in {trained.seconds:.0f} s")
     if "grid" in trained.settings:
         print(f"grid of {len(trained.settings['grid'])} COFHAE runs; selected {trained.settings['selected']}")
