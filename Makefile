@@ -25,6 +25,7 @@ $(STAMP): setup.cfg pyproject.toml
 	touch $(STAMP)
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 test-all: setup

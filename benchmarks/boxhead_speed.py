@@ -229,7 +229,8 @@ def markdown(r: dict, parts: int) -> str:
     lines = [
         "# Boxhead rendering speed",
         "",
-        f"`python benchmarks/boxhead_speed.py --images {r['images']} --naive-images {r['naive_images']} --build {r['build_train_images']}`; "
+        f"`python benchmarks/boxhead_speed.py --images {r['images']} --naive-images {r['naive_images']} "
+        f"--build {r['build_train_images']}`; "
         f"{m['cores_available']} cores available (1-minute load {m['load_average_1min']} at the end), "
         f"{m['render_window']} on {m['opengl']}, LP_NUM_THREADS={m['LP_NUM_THREADS']}; "
         f"ours: best of {REPEATS} runs.",

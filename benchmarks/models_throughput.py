@@ -171,10 +171,11 @@ def _compile_plain(model, likelihood):
 
 def run_case(name, dataset, input_shape, batch_size, data_dir, warmup, steps, repeats, ladder_architecture, seed=0):
     start = time.perf_counter()
-    ds = hier_models.pipeline(dataset, "train", batch_size, data_dir=data_dir, seed=seed, repeat=True, drop_remainder=True)
+    ds = hier_models.pipeline(dataset, "train", batch_size, data_dir=data_dir, random_state=seed, repeat=True,
+                              drop_remainder=True)
     construction = time.perf_counter() - start  # reads the split into memory
     streamed = hier_models.pipeline(
-        dataset, "train", batch_size, data_dir=data_dir, seed=seed, repeat=True, drop_remainder=True, cache=False
+        dataset, "train", batch_size, data_dir=data_dir, random_state=seed, repeat=True, drop_remainder=True, cache=False
     )
     result = {
         "dataset": dataset,

@@ -11,12 +11,12 @@ the same and no builder is registered.
 Beam with ``beam_options``; :func:`data_source` gives random access to its examples
 (for PyTorch, JAX and Grain).
 """
-from hier_datasets.hierarchy import Categorical, Group, Hierarchy
-from hier_datasets.ground_truth import GroundTruth, available, ground_truth
-from hier_datasets.loading import build
+# importing the families registers them (Open3D and PyVista load on Boxhead's first render)
+from hier_datasets import boxhead, chopsticks, spaceshapes  # noqa: F401
 from hier_datasets.data_source import DataSource, data_source
-from hier_datasets import chopsticks, spaceshapes  # noqa: F401  (register the families)
-from hier_datasets import boxhead  # noqa: F401  (registers boxhead; Open3D and PyVista load on first render)
+from hier_datasets.ground_truth import GroundTruth, available, ground_truth
+from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_datasets.loading import build
 
 __all__ = [
     "Categorical", "Group", "Hierarchy", "GroundTruth", "DataSource", "available", "build", "data_source", "ground_truth",

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["check_non_negative_int", "check_positive_int", "check_random_state", "renamed_keywords"]
+__all__ = ["check_non_negative_int", "check_positive_int", "check_random_state", "check_seed", "renamed_keywords"]
 
 
 def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
@@ -60,6 +60,35 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ge
         f"{name} must be an integer seed >= 0 or a numpy Generator, got {type(random_state).__name__} "
         f"{random_state!r}"
     )
+
+
+def check_seed(random_state, name: str = "random_state") -> int:
+    """An integer seed, for the frameworks that take one (TensorFlow, Keras).
+
+    Accepts what :func:`check_random_state` accepts: an integer seed >= 0 is returned
+    as is, and a ``Generator`` gives one draw from ``[0, 2**31 - 1)``.
+
+    Args:
+      random_state: an integer seed >= 0 or a ``numpy.random.Generator``.
+      name: the argument's name, used in error messages.
+
+    Returns:
+      A Python ``int`` in ``[0, 2**31 - 1)`` for a ``Generator``, the seed itself otherwise.
+
+    Raises:
+      TypeError: ``random_state`` is neither an integer nor a ``Generator``.
+      ValueError: a negative integer seed.
+
+    Example:
+      >>> check_seed(3)
+      3
+      >>> check_seed(np.random.default_rng(0)) == check_seed(np.random.default_rng(0))
+      True
+    """
+    rng = check_random_state(random_state, name)
+    if isinstance(random_state, np.random.Generator):
+        return int(rng.integers(2**31 - 1))
+    return int(random_state)
 
 
 def check_positive_int(name: str, value, *, minimum: int = 1) -> int:

@@ -193,7 +193,8 @@ def factor_vae_score(
     pop_codes, width = {}, None
     for k, key in enumerate(keys):
         if key not in pop_codes:
-            z = _encode(ground_truth, representation_function, sampler.draw(k if key else None, num_variance_estimate), rng, width)
+            population = sampler.draw(k if key else None, num_variance_estimate)
+            z = _encode(ground_truth, representation_function, population, rng, width)
             width = z.shape[1]
             pop_codes[key] = z
     pop_var = {key: np.var(z, axis=0, ddof=1) for key, z in pop_codes.items()}

@@ -31,19 +31,19 @@ import types
 import warnings
 
 from hier_models import _mimosa
-from hier_models.architectures import ARCHITECTURES, architecture_spec, default_architecture
-from hier_models.base import Autoencoder
-from hier_models.ae import AE
-from hier_models.vae import VAE
-from hier_models.beta_tcvae import BetaTCVAE
-from hier_models.factor_vae import FactorVAE, build_discriminator
-from hier_models.ladders import ProLVAE, ProVLAE
-from hier_models.cofhae import COFHAE
-from hier_models.hierarchical import fit_hierarchical
 from hier_models._mimosa import DEFAULTS as MIMOSA_DEFAULTS
 from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, NoHierarchyFound, fit_mimosa, mimosa, paper_settings
+from hier_models.ae import AE
+from hier_models.architectures import ARCHITECTURES, architecture_spec, default_architecture
+from hier_models.base import Autoencoder
+from hier_models.beta_tcvae import BetaTCVAE
+from hier_models.cofhae import COFHAE
+from hier_models.factor_vae import FactorVAE, build_discriminator
+from hier_models.hierarchical import fit_hierarchical
+from hier_models.ladders import ProLVAE, ProVLAE
 from hier_models.networks import LadderNetworks, build_decoder, build_encoder, build_ladder
 from hier_models.schedules import LinearRamp, ladder_fade_in
+from hier_models.vae import VAE
 
 __all__ = [
     "AE",

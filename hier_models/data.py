@@ -10,7 +10,7 @@ observations ready for ``model.fit`` and ``model.encode``:
   from the dtype (255 for uint8); ``max_value=`` overrides it;
 - float observations (Chopsticks series) are passed through as stored.
 
-Shuffling (of the files and of the examples) is seeded, so the same ``seed`` gives
+Shuffling (of the files and of the examples) is seeded, so the same ``random_state`` gives
 the same batches in the same order, epoch after epoch.
 
 Reading TFDS records is the slow part (about 5,000-20,000 examples/s on two CPU
@@ -28,6 +28,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 
 import hier_datasets
+from hier_datasets.validation import check_seed, renamed_keywords
 
 __all__ = ["CACHE_LIMIT_BYTES", "observation_scale", "pipeline"]
 
@@ -62,13 +63,14 @@ def observation_scale(builder: tfds.core.DatasetBuilder, max_value=None) -> floa
     return 1.0 / float(max_value)
 
 
+@renamed_keywords(seed="random_state")
 def pipeline(
     name: str,
     split: str = "train",
     batch_size: int = 64,
     *,
     data_dir: str | None = None,
-    seed: int = 0,
+    random_state: int = 0,
     shuffle: bool = True,
     with_factors: bool = False,
     shuffle_buffer: int = 10_000,
@@ -83,7 +85,8 @@ def pipeline(
     ``name`` and ``split`` are as for ``tfds.load`` (e.g. ``"chopsticks/depth2_either"``,
     ``"train[:10%]"``). Yields observation batches, or ``(observation, factors)``
     pairs with ``with_factors=True``. ``shuffle`` reshuffles the examples every epoch
-    with ``seed``; ``shuffle=False`` keeps the stored order (for evaluation).
+    from ``random_state`` (an integer seed or a numpy Generator; ``seed`` is its
+    deprecated name); ``shuffle=False`` keeps the stored order (for evaluation).
     ``repeat`` repeats forever. ``cache=True`` reads the split into memory now
     (``"auto"``: when it takes at most :data:`CACHE_LIMIT_BYTES`), ``False`` streams it
     from the records, shuffling through a buffer of ``shuffle_buffer`` examples.
@@ -94,8 +97,7 @@ def pipeline(
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, (int, np.integer)) or shuffle_buffer < 1:
         raise ValueError(f"shuffle_buffer must be an integer >= 1, got {shuffle_buffer!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed = check_seed(random_state)
     builder = hier_datasets.build(name, data_dir, download=bool(download))
     info = builder.info
     if info.supervised_keys is None:
@@ -106,7 +108,7 @@ def pipeline(
         cache = _split_bytes(info, split, keys) <= CACHE_LIMIT_BYTES
     elif not isinstance(cache, bool):
         raise ValueError(f"cache must be True, False or 'auto', got {cache!r}")
-    options = dict(shuffle=shuffle, seed=int(seed), repeat=repeat, drop_remainder=drop_remainder)
+    options = dict(shuffle=shuffle, seed=seed, repeat=repeat, drop_remainder=drop_remainder)
     if cache:
         ds = _in_memory(builder, split, keys, int(batch_size), **options)
     else:

@@ -35,6 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from hier_datasets.hierarchy import Hierarchy
+from hier_datasets.validation import check_seed, renamed_keywords
 from hier_models.ae import AE
 from hier_models.distribute import in_scope
 from hier_models.cofhae import COFHAE, targets_from_assignments
@@ -82,20 +83,22 @@ def input_scale(observations, scale: float | None = None) -> float | None:
     return float(scale)
 
 
-def training_dataset(observations, targets=None, batch_size: int = 256, seed: int = 0, shuffle: bool = True, *,
-                     scale: float | None = None):
+@renamed_keywords(seed="random_state")
+def training_dataset(observations, targets=None, batch_size: int = 256, random_state: int = 0, shuffle: bool = True,
+                     *, scale: float | None = None):
     """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
 
     Observations become float32, multiplied by ``scale`` when given (required for
     integer images; see :func:`input_scale`); ``targets`` (if any) are paired with
-    them; shuffling is reseeded every epoch from ``seed``.
+    them; shuffling is reseeded every epoch from ``random_state`` (an integer seed or
+    a numpy Generator; ``seed`` is its deprecated name).
     """
     x = np.asarray(observations)
     factor = input_scale(x, scale)
     parts = (x,) if targets is None else (x, targets.astype(np.float32))
     ds = tf.data.Dataset.from_tensor_slices(parts)
     if shuffle:
-        ds = ds.shuffle(min(len(x), 100_000), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(min(len(x), 100_000), seed=check_seed(random_state), reshuffle_each_iteration=True)
 
     def to_float(x, *rest):
         x = tf.cast(x, tf.float32)
@@ -106,14 +109,16 @@ def training_dataset(observations, targets=None, batch_size: int = 256, seed: in
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, seed: int = 0,
+@renamed_keywords(seed="random_state")
+def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
                        verbose: int = 0, callbacks=None, scale: float | None = None):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
     ``epochs`` epochs and fit it on :func:`training_dataset` (``scale``: see
     :func:`input_scale`); returns the History. ``batch_size`` is the global batch
-    when ``model`` was built in a ``tf.distribute`` strategy's scope."""
+    when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
+    shuffles the examples (``seed`` is its deprecated name)."""
     x = np.asarray(observations)
-    dataset = training_dataset(x, targets, batch_size, seed, scale=scale)
+    dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
     with model.distribute_strategy.scope():  # the optimiser beside the model's variables
         optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
@@ -149,6 +154,7 @@ class HierarchicalFit:
         return self.run.model
 
 
+@renamed_keywords(seed="random_state")
 def train_cofhae(
     observations,
     hierarchy: Hierarchy,
@@ -156,7 +162,7 @@ def train_cofhae(
     *,
     epochs: int = 50,
     batch_size: int = 256,
-    seed: int = 0,
+    random_state: int = 0,
     verbose: int = 0,
     callbacks=None,
     scale: float | None = None,
@@ -165,7 +171,10 @@ def train_cofhae(
 ) -> HierarchicalRun:
     """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
     ``callbacks`` go to ``fit``; ``scale`` maps integer images to [0, 1] (see
-    :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None."""
+    :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None;
+    ``random_state`` (an integer seed or a numpy Generator; ``seed`` is its deprecated
+    name) seeds the model and the shuffling."""
+    seed = check_seed(random_state)
     x = np.asarray(observations)
     input_scale(x, scale)
     targets = targets_from_assignments(hierarchy, assignments)
@@ -173,8 +182,8 @@ def train_cofhae(
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     with in_scope(strategy):
         model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
-    history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose,
-                                 callbacks=callbacks, scale=scale).history
+    history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
+                                 verbose=verbose, callbacks=callbacks, scale=scale).history
     evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
     final = model.evaluate(evaluation, verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
@@ -236,6 +245,7 @@ def grid_search(
     return select_run(runs), runs
 
 
+@renamed_keywords(seed="random_state")
 def fit_hierarchical(
     observations,
     *,
@@ -243,7 +253,7 @@ def fit_hierarchical(
     epochs: int = 50,
     autoencoder_epochs: int | None = None,
     batch_size: int = 256,
-    seed: int = 0,
+    random_state: int = 0,
     mimosa_options: Mapping | None = None,
     cofhae_options: Mapping | None = None,
     architecture: str | None = None,
@@ -263,7 +273,9 @@ def fit_hierarchical(
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
     observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
     trains the autoencoder and every COFHAE run on its replicas, ``batch_size``
-    rows per global batch."""
+    rows per global batch. ``random_state`` (an integer seed or a numpy Generator;
+    ``seed`` is its deprecated name) seeds every model and the shuffling."""
+    seed = check_seed(random_state)
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"observations must be a non-empty array of shape (n, ...), got {x.shape}")
@@ -274,11 +286,11 @@ def fit_hierarchical(
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     with in_scope(strategy):
         ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
-    fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks,
-                       scale=scale)
+    fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, random_state=seed, verbose=verbose,
+                       callbacks=callbacks, scale=scale)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False, scale=scale))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
-    options = dict(epochs=epochs, batch_size=batch_size, seed=seed, verbose=verbose, callbacks=callbacks, scale=scale,
+    options = dict(epochs=epochs, batch_size=batch_size, random_state=seed, verbose=verbose, callbacks=callbacks, scale=scale,
                    strategy=strategy, **arch, **dict(cofhae_options or {}))
     if grid is None:
         run = train_cofhae(x, hierarchy, assignments, **options)

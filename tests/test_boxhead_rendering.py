@@ -227,9 +227,9 @@ def test_stored_examples(tmp_path):
 def test_large_build_identical_bytes_across_processes_and_level_counts(tmp_path):
     """A 12,000-image build with one and with two rendering processes writes the same bytes."""
     digests = []
-    for workers in (1, 2):
-        config = dataclasses.replace(sized_config("boxhead3", 10_000, 2_000), options={"workers": workers})
-        builder = BoxheadBuilder(config=config, data_dir=str(tmp_path / str(workers)))
+    for processes in (1, 2):
+        config = dataclasses.replace(sized_config("boxhead3", 10_000, 2_000), options={"workers": processes})
+        builder = BoxheadBuilder(config=config, data_dir=str(tmp_path / str(processes)))
         builder.download_and_prepare()
         digests.append(sorted((f.name, f.read_bytes()) for f in Path(builder.data_dir).glob("*.tfrecord*")))
         labels = tfds.as_numpy(builder.as_dataset(split="train", batch_size=-1))["labels"]

@@ -1,4 +1,4 @@
-"""The Chopsticks generator against SPEC section 1."""
+"""The Chopsticks generator against Ross & Doshi-Velez (2021), section 4."""
 import itertools
 import re
 

@@ -53,7 +53,8 @@ def data_dir(cli_data_dir):
 def tiny_run(tmp_path_factory, data_dir):
     """A whole run (three models trained): only the tests of its report need it."""
     out = tmp_path_factory.mktemp("runs") / "tiny"
-    code = main(["run", *TINY, "--datasets", "chopsticks/depth2_either", "--models", *MODELS, "--data-dir", data_dir, "--out", str(out)])
+    code = main(["run", *TINY, "--datasets", "chopsticks/depth2_either", "--models", *MODELS, "--data-dir", data_dir,
+                 "--out", str(out)])
     assert code == 0
     return out
 
@@ -191,7 +192,8 @@ def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, cap
     # a third of 4 runs is 1: the selected run has the lowest assignment loss
     (chosen,) = [r for r in grid if r["selected"]]
     assert chosen["assignment_loss"] == min(r["assignment_loss"] for r in grid)
-    assert settings["selected"] == f"tau={chosen['hyperparameters']['tau']:g} lambda_tc={chosen['hyperparameters']['lambda_tc']:g}"
+    chosen_point = chosen["hyperparameters"]
+    assert settings["selected"] == f"tau={chosen_point['tau']:g} lambda_tc={chosen_point['lambda_tc']:g}"
     saved = training.load_model(out)
     assert (saved.tau, saved.lambda_tc) == (chosen["hyperparameters"]["tau"], chosen["hyperparameters"]["lambda_tc"])
     printed = capsys.readouterr().out
@@ -211,9 +213,11 @@ def test_grid_fails_cleanly_where_it_does_not_apply(capsys, tmp_path):
 
 def test_unknown_dataset_or_model_fails_cleanly(capsys, tmp_path, data_dir):
     out = str(tmp_path / "out")
-    _fails(capsys, ["run", "--datasets", "nosuch/thing", "--out", out, "--data-dir", data_dir], tmp_path, r"unknown dataset 'nosuch/thing'; choose from .*chopsticks/depth2_either")
+    _fails(capsys, ["run", "--datasets", "nosuch/thing", "--out", out, "--data-dir", data_dir], tmp_path,
+           r"unknown dataset 'nosuch/thing'; choose from .*chopsticks/depth2_either")
     _fails(capsys, ["run", "--datasets", "chopsticks/depth9_wavy", "--out", out], tmp_path, "unknown dataset")
-    _fails(capsys, ["run", "--models", "AE", "NoSuchVAE", "--out", out], tmp_path, r"unknown model 'NoSuchVAE'; choose from AE, VAE")
+    _fails(capsys, ["run", "--models", "AE", "NoSuchVAE", "--out", out], tmp_path,
+           r"unknown model 'NoSuchVAE'; choose from AE, VAE")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "ladder", "--out", out], tmp_path, "unknown model 'ladder'")
     _fails(capsys, ["train", "--dataset", "spaceships", "--model", "AE", "--out", out], tmp_path, "unknown dataset 'spaceships'")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--set", "gamma=3", "--out", out], tmp_path,
@@ -242,7 +246,8 @@ def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):
     blocker.write_text("not a folder")
     codes = tmp_path / "codes.npy"
     np.save(codes, np.zeros((300, 9)))
-    _fails(capsys, ["run", *TINY, "--data-dir", data_dir, "--out", str(blocker / "run")], tmp_path, "is a file, not a folder; choose another --out")
+    _fails(capsys, ["run", *TINY, "--data-dir", data_dir, "--out", str(blocker / "run")], tmp_path,
+           "is a file, not a folder; choose another --out")
     _fails(capsys, ["run", *TINY, "--data-dir", data_dir, "--out", str(blocker)], tmp_path, "it is a file")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--data-dir", data_dir, "--out", str(blocker / "m")],
            tmp_path, "choose another --out")

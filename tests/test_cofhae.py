@@ -8,7 +8,6 @@ import tensorflow as tf
 import hier_datasets
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_models import FactorVAE
-from hier_models.hierarchical import PAPER_GRID, grid_points, grid_search
 from hier_models.cofhae import (
     COFHAE,
     HierarchicalEncoding,
@@ -16,9 +15,11 @@ from hier_models.cofhae import (
     targets_from_assignments,
     targets_from_factors,
 )
+from hier_models.hierarchical import PAPER_GRID, grid_points, grid_search
 
 SHIP = Group(("angle",), Categorical("jet", (("none", Group()), ("jet", Group(("jetlen",))))))
-SPACESHAPES = Hierarchy(Group(("x", "y"), Categorical("shape", (("moon", Group(("phase",))), ("star", Group(("shine",))), ("ship", SHIP)))))
+SHAPES = (("moon", Group(("phase",))), ("star", Group(("shine",))), ("ship", SHIP))
+SPACESHAPES = Hierarchy(Group(("x", "y"), Categorical("shape", SHAPES)))
 
 
 def encoder_outputs(z, shape_probs, jet_probs):

@@ -54,7 +54,7 @@ def test_whole_method_on_depth2_chopsticks():
 
     gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
     factors, series = gt.sample(20_000, 0)
-    fit = fit_hierarchical(series, initial_dim=3, epochs=20, seed=0)
+    fit = fit_hierarchical(series, initial_dim=3, epochs=20, random_state=0)
     assert h_error(fit.hierarchy, gt.hierarchy) == 0
     assert coverage(fit.assignments) >= 0.8
     assert purity(gt.paths(factors), fit.assignments) >= 0.9
@@ -72,7 +72,7 @@ def test_whole_method_recovers_depth3_chopsticks_at_half_the_papers_size():
 
     gt = hier_datasets.ground_truth("chopsticks/depth3_inter")
     factors, series = gt.sample(45_000, 0)
-    fit = fit_hierarchical(series, initial_dim=4, autoencoder_epochs=50, epochs=10, seed=0)
+    fit = fit_hierarchical(series, initial_dim=4, autoencoder_epochs=50, epochs=10, random_state=0)
     assert h_error(fit.hierarchy, gt.hierarchy) == 0
     assert purity(gt.paths(factors), fit.assignments) >= 0.95
     assert coverage(fit.assignments) >= 0.9

@@ -98,7 +98,10 @@ def test_same_call_gives_same_numbers(call):
     f = rng.normal(size=(80, 3))
     z = f @ rng.normal(size=(3, 3)) + 0.5 * rng.normal(size=(80, 3))
     a, b = call(f, z), call(f, z)
-    flat = lambda d: np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(d)])
+
+    def flat(d):
+        return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in _leaves(d)])
+
     np.testing.assert_array_equal(flat(a), flat(b))
 
 

@@ -6,8 +6,8 @@ import pytest
 
 import hier_datasets
 import hier_metrics as hm
-from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from conftest import MERGED_UP, PUSHED_DOWN
+from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 
 SPACESHAPES = hier_datasets.ground_truth("spaceshapes").hierarchy
 DEPTH3_EITHER = hier_datasets.ground_truth("chopsticks/depth3_either").hierarchy

@@ -4,12 +4,19 @@ import pytest
 
 import hier_datasets
 import hier_metrics as hm
+from conftest import (
+    MERGED_UP,
+    MILD_WARPS,
+    PERMUTATION,
+    PUSHED_DOWN,
+    STRONG_WARPS,
+    flat_hierarchy,
+    perfect_codes,
+    uniform_factors,
+)
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics._univariate import correspondence, directed_scores, random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES, resolve_categorical
-from conftest import (
-    MERGED_UP, MILD_WARPS, PERMUTATION, PUSHED_DOWN, STRONG_WARPS, flat_hierarchy, perfect_codes, uniform_factors,
-)
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import importlib
 import numpy as np
 import pytest
 
+import hier_models
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics.paths import coverage, h_error, purity
-import hier_models
 from hier_models import PAPER_SETTINGS, fit_mimosa, mimosa, paper_settings
 from hier_models._mimosa import DEFAULTS, _resolve, default_min_common_edge_frac, name_dimensions
 from hier_models._mimosa._components import grow_components, members_of, merge_components, similar_neighbors
@@ -404,10 +404,10 @@ def test_curve_in_sheet_hierarchy_and_paths():
 
 
 def test_embedded_chopsticks_codes():
-    codes, paths, truth = embedded_chopsticks("chopsticks/depth2_both", 500, seed=3)
+    codes, paths, truth = embedded_chopsticks("chopsticks/depth2_both", 500, random_state=3)
     assert codes.shape == (500, 5) and np.all(np.isfinite(codes))
     assert paths.shape == (500,) and set(paths.tolist()) <= set(range(truth.num_paths))
-    again, _, _ = embedded_chopsticks("chopsticks/depth2_both", 500, seed=3)
+    again, _, _ = embedded_chopsticks("chopsticks/depth2_both", 500, random_state=3)
     np.testing.assert_array_equal(codes, again)
     with pytest.raises(ValueError, match="spans 4 dimensions"):
         embedded_chopsticks("chopsticks/depth2_both", 500, dim=3)

@@ -66,7 +66,7 @@ def test_rgb_uint8_observations_are_divided_by_255(tiny_data_dir):
 @pytest.mark.parametrize("cache", [True, False], ids=["in_memory", "streamed"])
 def test_shuffling_is_deterministic_given_the_seed(tiny_data_dir, cache):
     def first_batches(seed):
-        ds = hier_models.pipeline(CHOPSTICKS, "train", 64, data_dir=tiny_data_dir, seed=seed, cache=cache)
+        ds = hier_models.pipeline(CHOPSTICKS, "train", 64, data_dir=tiny_data_dir, random_state=seed, cache=cache)
         epoch1, epoch2 = _collect(ds), _collect(ds)
         return epoch1, epoch2
 
@@ -112,13 +112,22 @@ def test_repeat_and_split_slices(tiny_data_dir, cache):
         ({"batch_size": 0}, "batch_size"),
         ({"batch_size": 2.5}, "batch_size"),
         ({"shuffle_buffer": 0}, "shuffle_buffer"),
-        ({"seed": "zero"}, "seed"),
+        ({"random_state": -1}, "random_state"),
     ],
 )
 def test_bad_arguments_raise(tiny_data_dir, kwargs, match):
     args = {"batch_size": 8, **kwargs}
     with pytest.raises(ValueError, match=match):
         hier_models.pipeline(CHOPSTICKS, "train", data_dir=tiny_data_dir, **args)
+
+
+def test_random_state_type_and_the_deprecated_seed_keyword(tiny_data_dir):
+    with pytest.raises(TypeError, match="random_state must be an integer seed"):
+        hier_models.pipeline(CHOPSTICKS, "train", 8, data_dir=tiny_data_dir, random_state="zero")
+    with pytest.warns(DeprecationWarning, match="'seed' is deprecated, use 'random_state'"):
+        old = _collect(hier_models.pipeline(CHOPSTICKS, "train[:64]", 64, data_dir=tiny_data_dir, seed=4))
+    new = _collect(hier_models.pipeline(CHOPSTICKS, "train[:64]", 64, data_dir=tiny_data_dir, random_state=4))
+    np.testing.assert_array_equal(old, new)
 
 
 def test_small_splits_are_cached_and_cache_is_validated(tiny_data_dir):
@@ -177,3 +186,16 @@ def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
         training_dataset(stored, scale=0)
     with pytest.raises(TypeError, match="scale must be a number"):
         training_dataset(stored, scale="1/255")
+
+
+def test_training_dataset_shuffles_from_random_state_and_still_accepts_seed():
+    from hier_models.hierarchical import training_dataset
+
+    series = np.arange(64, dtype=np.float32).reshape(32, 2)
+    first = _collect(training_dataset(series, None, 8, random_state=5))
+    np.testing.assert_array_equal(first, _collect(training_dataset(series, None, 8, 5)))
+    assert not np.array_equal(first, series) and np.array_equal(np.sort(first, axis=0), series)
+    with pytest.warns(DeprecationWarning, match="'seed' is deprecated, use 'random_state'"):
+        np.testing.assert_array_equal(first, _collect(training_dataset(series, None, 8, seed=5)))
+    with pytest.raises(TypeError, match="random_state must be an integer seed"):
+        training_dataset(series, None, 8, random_state=0.5)

@@ -42,7 +42,7 @@ def _falls(values, fraction):
 
 
 def _train_and_encode(cls, kwargs, name, input_shape, data_dir, epochs, latent_dim, optimizer="adam"):
-    train = hier_models.pipeline(name, "train", 32, data_dir=data_dir, seed=0, with_factors=True)
+    train = hier_models.pipeline(name, "train", 32, data_dir=data_dir, random_state=0, with_factors=True)
     test = hier_models.pipeline(name, "test", 64, data_dir=data_dir, shuffle=False)
     args = {} if cls in (hier_models.ProVLAE, hier_models.ProLVAE) else {"latent_dim": latent_dim}
     keras.utils.set_random_seed(0)  # the initial weights: without it the margins vary from run to run
@@ -104,7 +104,7 @@ def test_encode_accepts_arrays_and_datasets_alike(tiny_data_dir):
 
 
 def test_fit_shuffles_arrays_but_leaves_pipelines_to_shuffle_themselves(tiny_data_dir):
-    train = hier_models.pipeline(CHOPSTICKS, "train", 32, data_dir=tiny_data_dir, seed=0)
+    train = hier_models.pipeline(CHOPSTICKS, "train", 32, data_dir=tiny_data_dir, random_state=0)
     model = hier_models.AE((64,), latent_dim=3, seed=0)
     model.compile()
     with warnings.catch_warnings(record=True) as caught:

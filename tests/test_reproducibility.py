@@ -90,3 +90,20 @@ def test_two_runs_with_one_seed_write_the_same_bytes(cli_data_dir, tmp_path):
     assert sum(name.endswith("hierarchy.json") for name in first) == 1
     assert first.keys() == again.keys()
     assert [name for name in first if first[name] != again[name]] == []
+
+
+def test_run_json_records_what_decides_cross_machine_equality(monkeypatch):
+    import json
+
+    import tensorflow as tf
+
+    from hier_models.cli.run import KERNEL_VARIABLES, environment
+
+    for name in KERNEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    record = json.loads(json.dumps(environment()))
+    assert record["tensorflow"] == tf.__version__
+    assert record["variables"] == {"ONEDNN_MAX_CPU_ISA": "AVX2"}
+    assert record["intra_op_threads"] == tf.config.threading.get_intra_op_parallelism_threads()
+    assert all(f.startswith(("avx", "amx")) for f in record["cpu_vector_extensions"])

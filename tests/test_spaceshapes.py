@@ -1,4 +1,4 @@
-"""The Spaceshapes renderer and generative process against SPEC section 2."""
+"""The Spaceshapes renderer and generative process against Ross & Doshi-Velez (2021), section 4."""
 import numpy as np
 import pytest
 

@@ -96,7 +96,8 @@ def chopsticks_hierarchy(depth: int, variant: str) -> Hierarchy:
         )
         return Group(dims, Categorical(f"chop{level + 1}@{prefix}", options))
 
-    return Hierarchy(Group((), Categorical("kind0", (("intercept", segment(0, "intercept", "i")), ("slope", segment(0, "slope", "s"))))))
+    kinds = (("intercept", segment(0, "intercept", "i")), ("slope", segment(0, "slope", "s")))
+    return Hierarchy(Group((), Categorical("kind0", kinds)))
 
 
 def _check_config(depth, variant, stopping: str = "uniform") -> None:

@@ -131,7 +131,8 @@ PAPER_SETTINGS = {
 }
 # the depth-3 configs drawn with the authors' stopping rule span the same manifolds
 PAPER_SETTINGS["chopsticks"]["initial_dim"].update(
-    {f"{config}_reference": dim for config, dim in PAPER_SETTINGS["chopsticks"]["initial_dim"].items() if config.startswith("depth3_")}
+    {f"{config}_reference": dim
+     for config, dim in PAPER_SETTINGS["chopsticks"]["initial_dim"].items() if config.startswith("depth3_")}
 )
 _SIZED = re.compile(r"(?P<config>.+)_[0-9]+_[0-9]+")
 

@@ -6,6 +6,7 @@ from typing import Callable
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
 from hier_models._mimosa._geometry import edge_mask, make_tree, tangent_similarity
 from hier_models._mimosa._progress import progress
 

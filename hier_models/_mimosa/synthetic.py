@@ -12,12 +12,14 @@ import numpy as np
 
 from hier_datasets import ground_truth
 from hier_datasets.hierarchy import Hierarchy
+from hier_datasets.validation import check_seed, renamed_keywords
 
 __all__ = ["embedded_chopsticks"]
 
 
+@renamed_keywords(seed="random_state")
 def embedded_chopsticks(
-    config: str, n: int, seed: int = 0, dim: int | None = None, bend: float = 0.3
+    config: str, n: int, random_state: int = 0, dim: int | None = None, bend: float = 0.3
 ) -> tuple[np.ndarray, np.ndarray, Hierarchy]:
     """``(codes, true_paths, hierarchy)`` for ``n`` samples of a Chopsticks config.
 
@@ -27,7 +29,9 @@ def embedded_chopsticks(
     ``z + bend * tanh(z @ W)`` with a fixed random ``W`` of scale ``1/sqrt(dim)``.
     ``true_paths`` holds each sample's ground-truth path index. A config whose series
     span more directions than ``dim`` raises ValueError (depth-3 ``either`` spans 6,
-    one more than the paper's autoencoder width of 5: pass ``dim=6``).
+    one more than the paper's autoencoder width of 5: pass ``dim=6``). ``random_state``
+    (an integer seed or a numpy Generator; ``seed`` is its deprecated name) draws
+    the samples and ``W``.
     """
     from hier_models._mimosa import paper_settings
 
@@ -36,6 +40,7 @@ def embedded_chopsticks(
             dim = paper_settings(config)["initial_dim"]
         except ValueError as err:
             raise ValueError(f"no default dim for {config!r}; pass dim= ({err})") from None
+    seed = check_seed(random_state)
     gt = ground_truth(config)
     factors, series = gt.sample(n, seed)
     centred = series - series.mean(axis=0)

@@ -111,7 +111,8 @@ def register(sub, defaults) -> None:
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--model", type=Path, metavar="PATH", help="a .keras file, or a folder written by hierbench train")
-    what.add_argument("--codes", type=Path, metavar="FILE.npy", help="(num_examples, num_codes) array, rows in split order (below)")
+    what.add_argument("--codes", type=Path, metavar="FILE.npy",
+                      help="(num_examples, num_codes) array, rows in split order (below)")
     p.add_argument("--dataset", metavar="NAME", help=DATASET_HELP + "; default for --model: the one it was trained on")
     p.add_argument("--split", default="test", metavar="SPLIT", help="split to score on (default %(default)s; TFDS slices work)")
     p.add_argument("--code-hierarchy", type=Path, metavar="FILE.json", help="Hierarchy JSON of --codes' layout")

@@ -150,7 +150,8 @@ def _traversal_figure(groups, code_names: Sequence[str], steps: int, title: str)
                 ax.set_title(f"{label}   {code_names[j]}" if label and c == 0 else code_names[j], fontsize=8, loc="left")
         fig.suptitle(head + ": dark to light)", fontsize=9)
     else:
-        lines = [(label if k == 0 else "", j, sweep) for label, dims, sweeps in groups for k, (j, sweep) in enumerate(zip(dims, sweeps))]
+        lines = [(label if k == 0 else "", j, sweep)
+                 for label, dims, sweeps in groups for k, (j, sweep) in enumerate(zip(dims, sweeps))]
         fig, axes = _subplots(len(lines), steps, (steps * 0.9 + 1.2, len(lines) * 0.95))
         for r, (label, j, sweep) in enumerate(lines):
             for step in range(steps):

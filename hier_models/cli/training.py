@@ -182,7 +182,8 @@ def _fit_hierarchical(data: SplitArrays, settings: Mapping, *, epochs, autoencod
     mimosa_options = dict(settings["mimosa_options"], verbose=show_progress)
     try:
         fit = fit_hierarchical(
-            data.observations, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size, seed=seed,
+            data.observations, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size,
+            random_state=seed,
             callbacks=[callback], grid=grid, scale=data.scale, strategy=strategy,
             **{**settings, "mimosa_options": mimosa_options},
         )
@@ -291,7 +292,7 @@ def train(
         model.fit(training_dataset(data.observations, None, batch_size, seed, scale=data.scale), epochs=epochs,
                   verbose=0, callbacks=[callback])
     else:
-        fit_paper_schedule(model, data.observations, epochs=epochs, batch_size=batch_size, seed=seed,
+        fit_paper_schedule(model, data.observations, epochs=epochs, batch_size=batch_size, random_state=seed,
                            callbacks=[callback], scale=data.scale)
     settings.update(latent_dim=int(model.latent_dim), model_options=jsonable(options))
     return TrainingRecord(model_name, model, settings, callback.history, time.perf_counter() - start)
