@@ -8,8 +8,10 @@ chunk ``c`` drawing its observation noise (if any) from the seed
 ``[split_seed, c]`` (:func:`chunk_examples`). A chunk depends on nothing but those
 seeds, so the same version and config give the same examples whether the chunks
 are made one after the other in one process (the plain build) or spread over the
-workers of an Apache Beam pipeline (:mod:`hier_datasets.beam_build`), and the same
-bytes on every machine.
+workers of an Apache Beam pipeline (:mod:`hier_datasets.beam_build`), on every
+machine. (The record bytes can differ where protobuf writes an example's features in
+another order, as protobuf 6, which Apache Beam requires, does from process to
+process; the decoded examples do not.)
 
 Building is safe for several processes sharing one data dir: preparation holds an
 exclusive file lock per config and version, a process that waited for it reuses the
