@@ -143,6 +143,21 @@ def evaluate_arrays(
 
     Returns:
       e.g. ``{"r4": ..., "r4_per_factor": [...], "dci_disentanglement": ..., "mig": ..., "sap": ...}``.
+
+    Raises:
+      ValueError: arrays that are not finite 2-D arrays with the same number of rows,
+        an unknown metric, or a metric's own error.
+      TypeError: ``progress`` not callable, or ``random_state`` neither an integer
+        nor a Generator.
+
+    Example:
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> factors = rng.uniform(size=(300, 2))
+      >>> codes = np.column_stack([np.exp(factors[:, 1]), 3 * factors[:, 0]])
+      >>> scores = evaluate_arrays(factors, codes, metrics=["r4", "mig"])
+      >>> sorted(scores), round(scores["r4"], 3), round(scores["mig"], 2)
+      (['mig', 'r4', 'r4_per_factor'], 1.0, 0.68)
     """
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
@@ -193,6 +208,18 @@ def evaluate(
       ``factor_vae_train_accuracy``, ``factor_vae_eval_accuracy``,
       ``factor_vae_num_active_dims``, ``beta_vae_train_accuracy``,
       ``beta_vae_eval_accuracy``, and ``dataset``, ``num_samples``.
+
+    Raises:
+      ValueError: a representation that is not callable, an unknown dataset or
+        metric, too few samples, or a metric's own error.
+      TypeError: ``progress`` not callable, or ``random_state`` neither an integer
+        nor a Generator.
+
+    Example:
+      >>> scores = evaluate(lambda series: series[:, [0, 63]], "chopsticks/depth2_inter", metrics=["r4", "mig"],
+      ...                   num_samples=500)
+      >>> scores["dataset"], scores["num_samples"], round(scores["r4_per_factor"][0], 3)
+      ('chopsticks/depth2_inter', 500, 1.0)
     """
     if not callable(representation_function):
         raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")

@@ -119,6 +119,20 @@ def lsbd(codes_grid, *, num_object_axes: int = 0, omega_range=(-10, 10)) -> dict
       lowest is reported. Lower is better; 0 is perfect. A subgroup whose encodings do
       not vary along its axis cannot be represented faithfully and scores 1, the
       value of uninformative codes, with omega 0.
+
+    Raises:
+      ValueError: a grid with too few axes, non-finite codes, or a bad
+        ``num_object_axes`` or ``omega_range``.
+
+    Example:
+      A torus embedded as (cos, sin) of each angle is a perfect linear
+      representation (omegas 1 and 1):
+
+      >>> import numpy as np
+      >>> angles = np.stack(np.meshgrid(np.arange(8), np.arange(8), indexing="ij"), -1) * 2 * np.pi / 8
+      >>> result = lsbd(np.concatenate([np.cos(angles), np.sin(angles)], -1))
+      >>> round(result["score"], 6), result["omegas"].tolist()
+      (0.0, [1, 1])
     """
     grid = _check_grid(codes_grid, num_object_axes, omega_range)
     objects = int(np.prod(grid.shape[:num_object_axes], dtype=np.int64))

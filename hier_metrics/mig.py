@@ -108,8 +108,32 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     falls into a single bin, possible with ``discretization="quantile"`` and a value
     that holds nearly every row, scores a gap of 0.)
 
+    Args:
+      factors: (n, K) ground-truth factors.
+      codes: (n, D) learned codes.
+      num_bins: histogram bins per code and continuous factor (>= 1).
+      categorical: ``"auto"``, a boolean mask, column indices or a ``Hierarchy``.
+      discretization: ``"histogram"`` (equal width) or ``"quantile"`` (equal frequency).
+
     Returns:
       ``{"score": float, "mig": float}`` in [0, 1], the same number under both keys.
+
+    Raises:
+      ValueError: arrays that are not finite 2-D arrays with the same number of rows,
+        a bad ``num_bins`` or ``discretization``, or every factor constant.
+
+    Example:
+      Warped codes lose information to equal-width bins, not to quantile bins; a
+      duplicated code halves the gap:
+
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> factors = rng.uniform(size=(300, 2))
+      >>> codes = np.column_stack([np.exp(factors[:, 1]), 3 * factors[:, 0]])
+      >>> round(mig(factors, codes)["score"], 2), round(mig(factors, codes, discretization="quantile")["score"], 2)
+      (0.68, 0.77)
+      >>> round(mig(factors, np.column_stack([codes, codes[:, :1]]))["score"], 2)
+      0.38
     """
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")

@@ -55,6 +55,10 @@ def h_error(hierarchy_a, hierarchy_b, *, method: str = "paths") -> int:
     Returns:
       The H-error, an int >= 0.
 
+    Raises:
+      ValueError: an argument that is neither a ``Hierarchy`` nor a valid
+        reference-format list, or an unknown ``method``.
+
     Example:
       >>> from hier_datasets import Categorical, Group, Hierarchy
       >>> flat = Hierarchy(Group(("x",)))
@@ -131,7 +135,24 @@ def purity(true_paths, pred_paths) -> float:
         purity = sum_{p^} max_p |{i: pred_i = p^, true_i = p}| / |{i: pred_i != -1}|
 
     Points with ``pred_paths == -1`` were discarded and are ignored (see
-    :func:`coverage`). Returns 0.0 when every point was discarded.
+    :func:`coverage`).
+
+    Args:
+      true_paths: (n,) ground-truth path indices (>= 0).
+      pred_paths: (n,) learned path indices, -1 for a discarded point.
+
+    Returns:
+      The purity in [0, 1]; 0.0 when every point was discarded.
+
+    Raises:
+      ValueError: labels of different lengths, negative true paths, or learned
+        paths below -1.
+
+    Example:
+      >>> purity([0, 0, 1, 1], [5, 5, 5, 7])  # path 5 holds two of true path 0 and one of path 1
+      0.75
+      >>> purity([0, 1, 1], [3, -1, 4])
+      1.0
     """
     true = _check_labels(true_paths, "true_paths")
     pred = _check_labels(pred_paths, "pred_paths")
@@ -152,7 +173,21 @@ def purity(true_paths, pred_paths) -> float:
 
 
 def coverage(pred_paths) -> float:
-    """Fraction of points not discarded: ``mean(pred_paths != -1)``."""
+    """Fraction of points not discarded: ``mean(pred_paths != -1)``.
+
+    Args:
+      pred_paths: (n,) learned path indices, -1 for a discarded point.
+
+    Returns:
+      The coverage in [0, 1].
+
+    Raises:
+      ValueError: labels that are not integers >= -1.
+
+    Example:
+      >>> coverage([0, -1, 1, 1])
+      0.75
+    """
     pred = _check_labels(pred_paths, "pred_paths")
     if np.any(pred < -1):
         raise ValueError("pred_paths must be path indices >= 0, or -1 for discarded points")
