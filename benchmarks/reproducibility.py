@@ -50,12 +50,12 @@ CONFIGS = {
     "seed 0": dict(seed=0, env={}, threads=None, deterministic=False),
     "seed 1": dict(seed=1, env={}, threads=None, deterministic=False),
     "seed 2": dict(seed=2, env={}, threads=None, deterministic=False),
-    "seed 0 again": dict(seed=0, env={}, threads=None, deterministic=False),
+    "AVX2 kernels": dict(seed=0, env={"ONEDNN_MAX_CPU_ISA": "AVX2"}, threads=None, deterministic=False),
     "oneDNN off": dict(seed=0, env={"TF_ENABLE_ONEDNN_OPTS": "0"}, threads=None, deterministic=False),
     "8 threads": dict(seed=0, env={}, threads=(8, 8), deterministic=False),
-    "AVX2 kernels": dict(seed=0, env={"ONEDNN_MAX_CPU_ISA": "AVX2"}, threads=None, deterministic=False),
     "AVX2 kernels, 8 threads": dict(seed=0, env={"ONEDNN_MAX_CPU_ISA": "AVX2"}, threads=(8, 8), deterministic=False),
     "op determinism": dict(seed=0, env={}, threads=None, deterministic=True),
+    "seed 0 again": dict(seed=0, env={}, threads=None, deterministic=False),
 }
 SEED_CONFIGS = ("seed 0", "seed 1", "seed 2")
 #: environment variables that change the kernels; cleared unless a configuration sets them
@@ -77,8 +77,9 @@ def worker(config: str, out: str) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(spec["threads"][1])
     if spec["deterministic"]:
         tf.config.experimental.enable_op_determinism()
-    from hier_models.cli.run import DEFAULT_RUN, run
     import dataclasses
+
+    from hier_models.cli.run import DEFAULT_RUN, run
 
     settings = dataclasses.replace(DEFAULT_RUN, seeds=(spec["seed"],), out=out)
     started = time.perf_counter()
@@ -152,60 +153,109 @@ def comparison(results: dict) -> dict:
     return compared
 
 
+MECHANISM = (
+    "TensorFlow's CPU matrix products go through oneDNN either way: with its oneDNN rewrites on (the default) "
+    "as oneDNN inner-product and gemm primitives, with `TF_ENABLE_ONEDNN_OPTS=0` through Eigen's contraction, "
+    "which calls oneDNN's gemm (`ONEDNN_VERBOSE=1` lists them). oneDNN picks its kernels when the program runs, "
+    "from the CPU's instruction set (AVX-512 with bfloat16 here; AVX2 on many other x86-64 machines), and "
+    "kernels of different vector widths add the products in a different order. The last-bit differences grow "
+    "over thousands of training steps into different weights, which is why the same seed scores differently "
+    "on another machine. `ONEDNN_MAX_CPU_ISA=AVX2` makes this machine run the kernels of an AVX2 machine."
+)
+
+
+def _label(metric: str) -> str:
+    from hier_models.cli.pages import METRIC_LABELS
+
+    return METRIC_LABELS.get(metric, metric)
+
+
+def _cell(config: str, m: dict) -> str:
+    if m["identical_codes"] and m["identical_metrics"]:
+        return "identical"
+    if not m["largest_difference"]:
+        return "same metrics, other codes"
+    return f"{m['largest_difference']:.3f} ({_label(m['metric'])})"
+
+
+def _fingerprint(result: dict) -> str:
+    """Codes and metrics of a run as one string: equal strings, identical runs."""
+    return json.dumps([result["codes"], result["metrics"]], sort_keys=True)
+
+
 def page(results: dict, spread: dict, compared: dict) -> str:
-    from hier_models.cli.pages import METRIC_LABELS, table_columns
+    from hier_models.cli.pages import table_columns
 
     columns = table_columns(results[BASELINE]["metrics"])
+    models = list(spread)
+    same = [c for c, r in compared.items() if all(m["identical_codes"] and m["identical_metrics"] for m in r["models"].values())]
+    differ = [c for c in compared if c not in same]
+    seconds = results[BASELINE]["seconds"]
     lines = [
         "# Reproducibility of the default benchmark",
         "",
         "`python benchmarks/reproducibility.py`: `hierbench run` with its defaults (Chopsticks depth2_inter, "
-        "20,000 / 5,000 examples; AE, beta-TCVAE, the whole hierarchical method) in a fresh process per "
-        "configuration, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, shared with another job, so the "
-        "times are rough).",
-        "",
-        "## Spread over seeds",
-        "",
-        f"Seeds {', '.join(str(CONFIGS[c]['seed']) for c in SEED_CONFIGS if c in results)}, TensorFlow's "
-        "defaults: mean ± standard deviation (min-max). A difference between two runs smaller than about two "
-        "standard deviations is seed noise.",
-        "",
-    ]
-    head = ["model"] + [METRIC_LABELS.get(c, c) for c in columns]
-    lines += ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(columns) + "|"]
-    for model, row in spread.items():
-        cells = [model]
-        for c in columns:
-            s = row.get(c)
-            if s is None:
-                cells.append("-")
-            elif all(float(v).is_integer() for v in s["values"]) and c in ("h_error", "mimosa_h_error"):
-                cells.append("/".join(str(int(v)) for v in s["values"]))
-            else:
-                cells.append(f"{s['mean']:.3f} ± {s['std']:.3f} ({s['min']:.3f}-{s['max']:.3f})")
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
+        "20,000 / 5,000 examples; AE, beta-TCVAE, the whole hierarchical method; `make demo`) in a fresh process "
+        "per setting, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, Keras 3), shared with another job, so "
+        "the times are rough.",
         "",
         "## Same seed, other settings",
         "",
-        f"Seed 0 under each setting against `{BASELINE}` (TensorFlow's defaults): whether every model's test "
-        "codes are the same bytes, and the largest difference of any metric (and which).",
+        f"Seed 0 under each setting against `{BASELINE}` (TensorFlow's defaults, {seconds / 60:.1f} minutes): "
+        "`identical` where every model's test codes are the same bytes and every metric the same number, else the "
+        "largest difference of any metric (and which).",
         "",
-        "| setting | threads (intra, inter) | minutes | " + " | ".join(spread) + " |",
-        "|---|---|---:|" + "---|" * len(spread),
+        "| setting | threads (intra, inter; 0 = one per core) | minutes | " + " | ".join(models) + " | same bytes as |",
+        "|---|---|---:|" + "---|" * len(models) + "---|",
     ]
-    base_minutes = results[BASELINE]["seconds"] / 60
-    lines.insert(lines.index("| setting | threads (intra, inter) | minutes | " + " | ".join(spread) + " |") - 1,
-                 f"`{BASELINE}` itself took {base_minutes:.1f} minutes.\n")
     for config, c in compared.items():
         cells = [config, f"{c['threads'][0]}, {c['threads'][1]}", f"{c['seconds'] / 60:.1f}"]
-        for model in spread:
-            m = c["models"][model]
-            if m["identical_codes"] and m["identical_metrics"]:
-                cells.append("identical")
+        twins = [other for other in compared if other != config and _fingerprint(results[other]) == _fingerprint(results[config])]
+        lines.append("| " + " | ".join(cells + [_cell(config, c["models"][m]) for m in models] + [", ".join(twins) or "-"]) + " |")
+    lines += ["", f"Identical to `{BASELINE}`: {', '.join(same) or 'none'}. Different: {', '.join(differ) or 'none'}.",
+              "", MECHANISM, ""]
+    if differ:
+        lines += [
+            "## Differences beside the seed spread",
+            "",
+            "Per metric: mean ± standard deviation over the seeds, and how far each differing setting moved the "
+            "seed-0 value (|difference| / standard deviation in brackets).",
+            "",
+            "| model | metric | seeds | " + " | ".join(differ) + " |",
+            "|---|---|---:|" + "---:|" * len(differ),
+        ]
+        for model in models:
+            for metric in columns:
+                s = spread[model].get(metric)
+                if s is None:
+                    continue
+                cells = [model, _label(metric), f"{s['mean']:.3f} ± {s['std']:.3f}"]
+                for config in differ:
+                    d = compared[config]["models"][model]["differences"][metric]
+                    ratio = f" ({d / s['std']:.1f})" if s["std"] > 0 else ""
+                    cells.append(f"{d:.3f}{ratio}")
+                lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [
+        "## Spread over seeds",
+        "",
+        f"Seeds {', '.join(str(CONFIGS[c]['seed']) for c in SEED_CONFIGS if c in results)}, TensorFlow's "
+        "defaults: mean ± standard deviation (min-max); H-error per seed. Two runs of one setting that differ by "
+        "less than about two standard deviations differ by seed noise, not by a real effect.",
+        "",
+        "| metric | " + " | ".join(models) + " |",
+        "|---" + "|---:" * len(models) + "|",
+    ]
+    for c in columns:
+        cells = [_label(c)]
+        for model in models:
+            s = spread[model].get(c)
+            if s is None:
+                cells.append("-")
+            elif c in ("h_error", "mimosa_h_error"):
+                cells.append("/".join(str(int(v)) for v in s["values"]))
             else:
-                label = METRIC_LABELS.get(m["metric"], m["metric"])
-                cells.append(f"{m['largest_difference']:.3f} ({label})" if m["largest_difference"] else "same metrics, other codes")
+                cells.append(f"{s['mean']:.3f} ± {s['std']:.3f} ({s['min']:.3f}-{s['max']:.3f})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
