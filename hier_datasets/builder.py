@@ -180,7 +180,8 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
         """Build the dataset, or reuse it when it is there.
 
         Safe for processes that share a data dir: preparation holds an exclusive file
-        lock (:attr:`build_lock_path`) on POSIX systems; a process that waited while
+        lock (:attr:`build_lock_path`) on POSIX systems and local or network file
+        systems (a ``gs://``-style data dir takes no lock); a process that waited while
         another built the same config and version reads and reuses that build. Under
         the lock, ``incomplete.*`` folders of this version are left over from an
         interrupted build and are removed first. TFDS writes into a temporary folder
