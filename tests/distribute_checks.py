@@ -5,8 +5,9 @@ devices, so these checks run in a fresh process and print one JSON object:
 
 - ``python distribute_checks.py [MODEL ...] [--estimators NAME ...]``: for each
   model, the same initial weights take the same optimiser steps on the same global
-  batches (the last one uneven, 5 rows split 3 + 2, except for beta-TCVAE, whose
-  XLA kernel compiles once per batch shape) on one device and under a
+  batches of 8 rows (the last one uneven: 5 rows split 3 + 2; for the AE 1 row, so
+  one replica gets none; beta-TCVAE's batches split evenly, as its XLA kernel
+  compiles once per batch shape) on one device and under a
   MirroredStrategy over two CPU devices; it reports the relative difference of the
   weight changes, their size ratio, the step counts and both histories. For each
   estimator, beta-TCVAE's terms and gradients on the posteriors gathered from two
@@ -46,6 +47,11 @@ from hier_models import losses  # noqa: E402
 from hier_models.cofhae import targets_from_assignments  # noqa: E402
 
 ROWS, BATCH, WIDTH = 21, 8, 12  # batches of 8, 8 and 5 rows
+ROWS_OF = {"AE": 17, "BetaTCVAE": 16, "AE-boxhead": 12}
+#: SGD's learning rate: the Boxhead networks' steps stay small, where batch statistics
+#: synchronised as E[x^2] - E[x]^2 (rather than one device's two-pass moments) differ
+#: from one device's by float rounding only (without synchronisation, by 10%)
+LEARNING_RATE_OF = {"AE-boxhead": 1e-6}
 HIERARCHY = Hierarchy(Group(("x",), Categorical("c", (("a", Group(("p",))), ("b", Group(("q", "r")))))))
 BASE = dict(likelihood="gaussian", observation_std=1.0, seed=3)
 SMALL = dict(hidden_units=(16, 16))
@@ -58,15 +64,18 @@ CASES = {
     "ProVLAE": (hier_models.ProVLAE, LADDER),
     "ProLVAE": (hier_models.ProLVAE, LADDER),
     "COFHAE": (hier_models.COFHAE, dict(hierarchy=HIERARCHY, discriminator_units=(16, 16), lambda_tc=20.0, **SMALL)),
+    # the Boxhead networks' batch normalisation, synchronised across replicas
+    "AE-boxhead": (hier_models.AE, dict(latent_dim=3, architecture="boxhead_small", input_shape=(64, 64, 3))),
 }
 
 
 def _data(name: str):
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(16 if name == "BetaTCVAE" else ROWS, WIDTH)).astype("float32")
+    shape = CASES[name][1].get("input_shape", (WIDTH,))
+    x = rng.normal(size=(ROWS_OF.get(name, ROWS), *shape)).astype("float32")
     if name != "COFHAE":
         return tf.data.Dataset.from_tensor_slices(x).batch(BATCH)
-    targets = targets_from_assignments(HIERARCHY, rng.integers(-1, HIERARCHY.num_paths, size=ROWS))
+    targets = targets_from_assignments(HIERARCHY, rng.integers(-1, HIERARCHY.num_paths, size=len(x)))
     return tf.data.Dataset.from_tensor_slices((x, targets.astype("float32"))).batch(BATCH)
 
 
@@ -74,11 +83,12 @@ def _model(name: str):
     cls, options = CASES[name]
     options = dict(options)
     hierarchy = options.pop("hierarchy", None)
-    args = ((WIDTH,),) if hierarchy is None else ((WIDTH,), hierarchy)
+    shape = options.pop("input_shape", (WIDTH,))
+    args = (shape,) if hierarchy is None else (shape, hierarchy)
     model = cls(*args, **BASE, **options)
     extra = {"discriminator_optimizer": keras.optimizers.SGD(0.05)} if hasattr(model, "discriminator") else {}
     # created outside the strategy's scope on purpose: compile recreates it inside
-    model.compile(optimizer=keras.optimizers.SGD(0.01), **extra)
+    model.compile(optimizer=keras.optimizers.SGD(LEARNING_RATE_OF.get(name, 0.01)), **extra)
     return model
 
 
