@@ -16,8 +16,8 @@ training on R replicas follows single-device training on the global batches (see
 """
 from __future__ import annotations
 
-import numpy as np
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import ops
 

@@ -5,8 +5,8 @@ import keras
 import tensorflow as tf
 
 from hier_models import distribute, losses
-from hier_models.validation import check_choice, check_non_negative, check_positive_int
 from hier_models.vae import VAE
+from hier_models.validation import check_choice, check_non_negative, check_positive_int
 
 __all__ = ["BetaTCVAE"]
 

@@ -41,12 +41,14 @@ from keras import ops
 
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import losses
-from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
 from hier_models.adversarial import Adversarial, build_discriminator, matching_adam
+from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
 from hier_models.networks import build_decoder, build_encoder
 from hier_models.validation import check_choice, check_non_negative, check_positive, check_units
 
-__all__ = ["ABLATIONS", "COFHAE", "HierarchicalEncoding", "conditional_permute", "targets_from_assignments", "targets_from_factors"]
+__all__ = [
+    "ABLATIONS", "COFHAE", "HierarchicalEncoding", "conditional_permute", "targets_from_assignments", "targets_from_factors",
+]
 
 #: ablation name -> (assignment supervision, TC penalty, supervised continuous codes)
 ABLATIONS = {

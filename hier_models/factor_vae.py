@@ -6,8 +6,8 @@ from keras import ops
 
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, default_discriminator_optimizer
-from hier_models.validation import check_non_negative, check_units
 from hier_models.vae import VAE
+from hier_models.validation import check_non_negative, check_units
 
 __all__ = ["FactorVAE", "build_discriminator", "default_discriminator_optimizer"]
 

@@ -36,10 +36,10 @@ import tensorflow as tf
 
 from hier_datasets.hierarchy import Hierarchy
 from hier_datasets.validation import check_seed, renamed_keywords
-from hier_models.ae import AE
-from hier_models.distribute import in_scope
-from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models._mimosa import mimosa
+from hier_models.ae import AE
+from hier_models.cofhae import COFHAE, targets_from_assignments
+from hier_models.distribute import in_scope
 
 __all__ = [
     "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_points",

@@ -4,8 +4,14 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from hier_models.cli.options import AUTOENCODER_EPOCHS, DEPRECATED_NAMES, HIERARCHICAL, MIMOSA_OPTIONS, MODEL_NAMES
-from hier_models.cli.options import model_parameters
+from hier_models.cli.options import (
+    AUTOENCODER_EPOCHS,
+    DEPRECATED_NAMES,
+    HIERARCHICAL,
+    MIMOSA_OPTIONS,
+    MODEL_NAMES,
+    model_parameters,
+)
 from hier_models.distribute import STRATEGIES
 
 __all__ = [
@@ -68,19 +74,22 @@ def add_command(sub, name: str, func, *, summary: str, description: str, epilog:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=func)
     p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
-                   help="on an error, show the whole Python traceback (also HIERBENCH_TRACEBACK=1)")
+                   help="on an error, show the whole Python traceback "
+                        "(also HIERBENCH_TRACEBACK=1)")
     return p
 
 
 def add_common(p, *, data_dir: bool = True, quiet: bool = True) -> None:
     if data_dir:
-        p.add_argument("--data-dir", default=None, metavar="DIR", help="TFDS data dir (default: TFDS's own, ~/tensorflow_datasets)")
+        p.add_argument("--data-dir", default=None, metavar="DIR",
+                       help="TFDS data dir (default: TFDS's own, ~/tensorflow_datasets)")
     if quiet:
         p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def add_training_options(p, defaults) -> None:
-    p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs, help="training epochs of each model (default %(default)s)")
+    p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs,
+                   help="training epochs of each model (default %(default)s)")
     p.add_argument("--autoencoder-epochs", type=positive, default=AUTOENCODER_EPOCHS, metavar="N",
                    help=f"epochs of {HIERARCHICAL}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
                         "cheap, and MIMOSA needs converged codes)")

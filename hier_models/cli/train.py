@@ -7,8 +7,7 @@ from pathlib import Path
 
 from hier_models import distribute
 from hier_models.cli import options
-from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help
-from hier_models.cli.common import positive
+from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
 from hier_models.cli.datasets import load_split, prepare, resolve_dataset
 from hier_models.cli.files import check_writable
 from hier_models.cli.training import save_training, train
