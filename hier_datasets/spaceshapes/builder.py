@@ -12,7 +12,8 @@ class SpaceshapesBuilder(HierarchicalBuilder):
     name = "spaceshapes"
     VERSION = tfds.core.Version("2.0.0")
     RELEASE_NOTES = {
-        "2.0.0": "Categorical factors (`shape` and `jet`; a ship's jet flame follows `jet`, not a non-zero `jetlen`) hold their option index plus one where "
+        "2.0.0": "Categorical factors (`shape` and `jet`; a ship's jet flame follows `jet`, not a non-zero `jetlen`) "
+        "hold their option index plus one where "
         "active and 0 where inactive, so that 'inactive' is not read as the first option.",
         "1.0.0": "First release.",
     }
