@@ -37,8 +37,8 @@ import argparse
 import json
 import os
 import platform
-import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,7 @@ from hier_datasets.builder import split_factors
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import protocols
 from hier_models.architectures import CAPACITIES
+from hier_models.cli.files import write_atomic
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 DATASETS = ("boxhead/boxhead1", "boxhead/boxhead2", "boxhead/boxhead3")
@@ -71,10 +72,7 @@ def load_records(path: Path) -> list[dict]:
 def write_records(path: Path, records: list[dict]) -> None:
     """Write the JSON list at ``path`` atomically (write, then rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(json.dumps(records, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(records, indent=1) + "\n")
 
 
 def key(record: dict) -> tuple:
@@ -217,7 +215,9 @@ def measure_throughput(args) -> list[dict]:
             model = build_model(model_name, 1.0, capacity, 0, warmup + timed, len(images))
             model.compile(optimizer=protocols.boxhead_optimizer())
             data = _dataset(images, args.batch_size, 0, repeat=True)
-            model.fit(data, epochs=1, steps_per_epoch=warmup, verbose=0)  # traces the step
+            with warnings.catch_warnings():  # the schedules end after the warm-up, as planned
+                warnings.simplefilter("ignore", UserWarning)
+                model.fit(data, epochs=1, steps_per_epoch=warmup, verbose=0)  # traces the step
             start = time.perf_counter()
             model.fit(data, epochs=1, steps_per_epoch=timed, verbose=0)
             seconds = time.perf_counter() - start
