@@ -41,8 +41,8 @@ layer L (for pro-LVAE, computed top-down from the means of the layers above);
 """
 from __future__ import annotations
 
-import numpy as np
 import keras
+import numpy as np
 from keras import ops
 
 from hier_models import losses
@@ -168,8 +168,8 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         )
         self._init_training_length(training_steps)
         self._build_schedules()
-        self.loss_terms = ("loss", "reconstruction", "kl") + tuple(f"kl_{l}" for l in range(1, self.num_layers + 1))
-        self._finish_init(("beta",) + tuple(f"alpha_{l}" for l in range(1, self.num_layers)))
+        self.loss_terms = ("loss", "reconstruction", "kl") + tuple(f"kl_{layer}" for layer in range(1, self.num_layers + 1))
+        self._finish_init(("beta",) + tuple(f"alpha_{layer}" for layer in range(1, self.num_layers)))
 
     # ------------------------------------------------------------ schedules
     def _schedule_lengths(self) -> dict:
@@ -192,7 +192,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
     def _schedule_ends(self) -> dict:
         known = not any(r.start >= _NEVER for r in self._fade_in)
         ends = {"the top layer's beta annealing": self._beta_schedule.end if self._beta_schedule.start < _NEVER else None}
-        ends.update({f"the fade-in of layer {l}": r.end if known else None for l, r in enumerate(self._fade_in, start=1)})
+        ends.update({f"the fade-in of layer {layer}": r.end if known else None for layer, r in enumerate(self._fade_in, start=1)})
         return ends
 
     def _alphas(self, step):
@@ -202,7 +202,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         """``beta`` (the top layer's KL weight) and ``alpha_l`` (fade-in of layer l < L) at ``step``."""
         step = self.step if step is None else step
         values = {"beta": float(self._beta_schedule(step))}
-        values.update({f"alpha_{l}": float(a) for l, a in enumerate(self._alphas(step), start=1)})
+        values.update({f"alpha_{layer}": float(a) for layer, a in enumerate(self._alphas(step), start=1)})
         return values
 
     # -------------------------------------------------------------- network
@@ -261,8 +261,8 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
             faded_in = ops.cast(alpha > 0, "float32")
             penalty = penalty + (self.gamma + (self.beta - self.gamma) * faded_in) * kls[layer]
         terms = {"loss": recon + penalty, "reconstruction": recon, "kl": sum(kls), "beta": beta_top}
-        terms.update({f"kl_{l}": kl for l, kl in enumerate(kls, start=1)})
-        terms.update({f"alpha_{l}": a for l, a in enumerate(alphas, start=1)})
+        terms.update({f"kl_{layer}": kl for layer, kl in enumerate(kls, start=1)})
+        terms.update({f"alpha_{layer}": a for layer, a in enumerate(alphas, start=1)})
         return terms, codes
 
     def _layer_means(self, x):

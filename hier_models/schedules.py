@@ -27,7 +27,6 @@ import numbers
 import warnings
 
 import keras
-import numpy as np
 from keras import ops
 
 from hier_models.validation import check_non_negative, check_non_negative_int, check_positive_int

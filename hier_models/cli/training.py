@@ -25,17 +25,24 @@ import numpy as np
 import hier_metrics
 import hier_models
 from hier_datasets.hierarchy import Hierarchy
+from hier_models import distribute, protocols
 from hier_models._mimosa import NoHierarchyFound, check_hyperparameters
 from hier_models.ae import AE
+from hier_models.architectures import capacity_architecture
 from hier_models.cli.datasets import SplitArrays
 from hier_models.cli.errors import CommandError
 from hier_models.cli.files import jsonable, progress, save_keras, write_atomic, write_json, write_npy
 from hier_models.cli.options import (
-    AUTOENCODER_EPOCHS, HIERARCHICAL, MIMOSA_OPTIONS, check_grid, check_options, grid_label, initial_dim,
-    mimosa_settings, resolve_model,
+    AUTOENCODER_EPOCHS,
+    HIERARCHICAL,
+    MIMOSA_OPTIONS,
+    check_grid,
+    check_options,
+    grid_label,
+    initial_dim,
+    mimosa_settings,
+    resolve_model,
 )
-from hier_models import distribute, protocols
-from hier_models.architectures import capacity_architecture
 from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, grid_points, training_dataset
 
