@@ -42,9 +42,9 @@ import hier_metrics
 from hier_datasets.builder import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
-from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
 from hier_models.cli.datasets import SplitArrays, resolve_dataset
 from hier_models.cli.scoring import score
+from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 VARIANTS = ("inter", "slope", "both", "either")
