@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
 import shutil
 import tempfile
 import time
@@ -23,7 +25,7 @@ from hier_models.cli.scoring import score
 from hier_models.cli.training import code_hierarchy, encode, save_training, train
 from hier_models.hierarchical import grid_points
 
-__all__ = ["DEFAULT_RUN", "RunSettings", "register", "run"]
+__all__ = ["DEFAULT_RUN", "KERNEL_VARIABLES", "RunSettings", "environment", "register", "run"]
 
 
 @dataclasses.dataclass
@@ -64,6 +66,34 @@ DEFAULT_RUN = RunSettings()
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+#: environment variables that choose TensorFlow's CPU kernels or thread pools
+KERNEL_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
+
+
+def environment() -> dict:
+    """What decides whether another machine repeats a run bit for bit: library
+    versions, the CPU's vector instruction sets (oneDNN, which TensorFlow's CPU matrix
+    products call, picks its kernels by them unless ``ONEDNN_MAX_CPU_ISA`` caps
+    them), thread pools and :data:`KERNEL_VARIABLES`; written to ``run.json``."""
+    import keras
+    import numpy
+    import tensorflow as tf
+
+    flags: list[str] = []
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:  # Linux; elsewhere the list stays empty
+            flags = next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), [])
+    except OSError:
+        pass
+    return dict(
+        tensorflow=tf.__version__, keras=keras.__version__, numpy=numpy.__version__, machine=platform.machine(),
+        cpu_count=os.cpu_count(), cpu_vector_extensions=sorted({f for f in flags if f.startswith(("avx", "amx"))}),
+        intra_op_threads=tf.config.threading.get_intra_op_parallelism_threads(),
+        inter_op_threads=tf.config.threading.get_inter_op_parallelism_threads(),
+        variables={k: os.environ[k] for k in KERNEL_VARIABLES if k in os.environ},
+    )
 
 
 def _label(model: str, seed: int, dataset: DatasetRef, settings: RunSettings) -> str:
@@ -118,7 +148,8 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
     out, datasets, models = _check(settings)
     log(f"hierbench run: {settings.describe()}")
     log(f"output: {out}")
-    record = dict(settings=dataclasses.asdict(settings), datasets=[d.name for d in datasets], entries=[])
+    record = dict(settings=dataclasses.asdict(settings), datasets=[d.name for d in datasets], environment=environment(),
+                  entries=[])
     started = time.perf_counter()
 
     def say(text: str) -> None:
@@ -185,7 +216,11 @@ def register(sub) -> None:
                     "metrics table, a self-contained report.html, and the figures (factor-vs-code histograms where "
                     "both are active with per-factor R4c, latent traversals, the learned hierarchy beside the true "
                     "one with per-path purity, MIMOSA's components coloured by true path)."
-                    f"\n\nWithout arguments: {d.describe()}; about 5 minutes on 2 CPU cores.",
+                    f"\n\nWithout arguments: {d.describe()}; about 5 minutes on 2 CPU cores."
+                    "\n\nThe same seed gives the same bytes on one machine. Another CPU can score differently, "
+                    "within seed noise: oneDNN, which runs TensorFlow's matrix products, picks its kernels by the "
+                    "instruction set; ONEDNN_MAX_CPU_ISA=AVX2 on every machine makes them run the same kernels. "
+                    "run.json records the versions, CPU and settings.",
         epilog=hyperparameter_help() + "\n\nA plain --set KEY=VALUE goes to every model that takes KEY; "
                "MODEL.KEY=VALUE to one.\n\nexample: hierbench run --models AE VAE Hierarchical --seeds 0 1 "
                "--set VAE.beta=4 --out runs/vae",
