@@ -170,12 +170,31 @@ def _label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
 
 
-def _cell(config: str, m: dict) -> str:
+def _number(x: float) -> str:
+    return f"{x:.3f}" if x == 0 or x >= 0.0005 else f"{x:.0e}"
+
+
+def _cell(m: dict) -> str:
+    """A setting's result for one model, beside the baseline."""
     if m["identical_codes"] and m["identical_metrics"]:
         return "identical"
     if not m["largest_difference"]:
         return "same metrics, other codes"
-    return f"{m['largest_difference']:.3f} ({_label(m['metric'])})"
+    return f"{_number(m['largest_difference'])} ({_label(m['metric'])})"
+
+
+def _spread_cell(metric: str, s: dict | None, *, extremes: bool) -> str:
+    if s is None:
+        return "-"
+    if metric in ("h_error", "mimosa_h_error"):
+        return "/".join(str(int(v)) for v in s["values"])
+    return f"{s['mean']:.3f} ± {s['std']:.3f}" + (f" ({s['min']:.3f}-{s['max']:.3f})" if extremes else "")
+
+
+def _table(head: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
+    """Markdown table lines; the first ``left`` columns left-aligned, the rest right."""
+    rule = ["---"] * left + ["---:"] * (len(head) - left)
+    return ["| " + " | ".join(cells) + " |" for cells in [head, rule, *rows]]
 
 
 def _fingerprint(result: dict) -> str:
@@ -188,75 +207,54 @@ def page(results: dict, spread: dict, compared: dict) -> str:
 
     columns = table_columns(results[BASELINE]["metrics"])
     models = list(spread)
-    same = [c for c, r in compared.items() if all(m["identical_codes"] and m["identical_metrics"] for m in r["models"].values())]
+    same = [c for c, r in compared.items() if all(_cell(m) == "identical" for m in r["models"].values())]
     differ = [c for c in compared if c not in same]
-    seconds = results[BASELINE]["seconds"]
+    seeds = ", ".join(str(CONFIGS[c]["seed"]) for c in SEED_CONFIGS if c in results)
+    settings = []
+    for config, c in compared.items():
+        twins = [o for o in compared if o != config and _fingerprint(results[o]) == _fingerprint(results[config])]
+        settings.append([config, f"{c['threads'][0]}, {c['threads'][1]}", f"{c['seconds'] / 60:.1f}",
+                         *[_cell(c["models"][m]) for m in models], ", ".join(twins) or "-"])
     lines = [
         "# Reproducibility of the default benchmark",
         "",
         "`python benchmarks/reproducibility.py`: `hierbench run` with its defaults (Chopsticks depth2_inter, "
         "20,000 / 5,000 examples; AE, beta-TCVAE, the whole hierarchical method; `make demo`) in a fresh process "
-        "per setting, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, Keras 3), shared with another job, so "
+        "per setting, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, Keras 3), shared with other jobs, so "
         "the times are rough.",
         "",
         "## Same seed, other settings",
         "",
-        f"Seed 0 under each setting against `{BASELINE}` (TensorFlow's defaults, {seconds / 60:.1f} minutes): "
-        "`identical` where every model's test codes are the same bytes and every metric the same number, else the "
-        "largest difference of any metric (and which).",
+        f"Seed 0 under each setting against `{BASELINE}` (TensorFlow's defaults, "
+        f"{results[BASELINE]['seconds'] / 60:.1f} minutes): `identical` where every model's test codes are the "
+        "same bytes and every metric the same number, else the largest difference of any metric (and which).",
         "",
-        "| setting | threads (intra, inter; 0 = one per core) | minutes | " + " | ".join(models) + " | same bytes as |",
-        "|---|---|---:|" + "---|" * len(models) + "---|",
+        *_table(["setting", "threads (intra, inter; 0 = one per core)", "minutes", *models, "same bytes as"],
+                settings, left=2),
+        "",
+        f"Identical to `{BASELINE}`: {', '.join(same) or 'none'}. Different: {', '.join(differ) or 'none'}.",
+        "",
+        MECHANISM,
+        "",
     ]
-    for config, c in compared.items():
-        cells = [config, f"{c['threads'][0]}, {c['threads'][1]}", f"{c['seconds'] / 60:.1f}"]
-        twins = [other for other in compared if other != config and _fingerprint(results[other]) == _fingerprint(results[config])]
-        lines.append("| " + " | ".join(cells + [_cell(config, c["models"][m]) for m in models] + [", ".join(twins) or "-"]) + " |")
-    lines += ["", f"Identical to `{BASELINE}`: {', '.join(same) or 'none'}. Different: {', '.join(differ) or 'none'}.",
-              "", MECHANISM, ""]
     if differ:
-        lines += [
-            "## Differences beside the seed spread",
-            "",
-            "Per metric: mean ± standard deviation over the seeds, and how far each differing setting moved the "
-            "seed-0 value (|difference| / standard deviation in brackets).",
-            "",
-            "| model | metric | seeds | " + " | ".join(differ) + " |",
-            "|---|---|---:|" + "---:|" * len(differ),
-        ]
+        rows = []
         for model in models:
-            for metric in columns:
-                s = spread[model].get(metric)
-                if s is None:
-                    continue
-                cells = [model, _label(metric), f"{s['mean']:.3f} ± {s['std']:.3f}"]
-                for config in differ:
-                    d = compared[config]["models"][model]["differences"][metric]
-                    ratio = f" ({d / s['std']:.1f})" if s["std"] > 0 else ""
-                    cells.append(f"{d:.3f}{ratio}")
-                lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += [
-        "## Spread over seeds",
-        "",
-        f"Seeds {', '.join(str(CONFIGS[c]['seed']) for c in SEED_CONFIGS if c in results)}, TensorFlow's "
-        "defaults: mean ± standard deviation (min-max); H-error per seed. Two runs of one setting that differ by "
-        "less than about two standard deviations differ by seed noise, not by a real effect.",
-        "",
-        "| metric | " + " | ".join(models) + " |",
-        "|---" + "|---:" * len(models) + "|",
-    ]
-    for c in columns:
-        cells = [_label(c)]
-        for model in models:
-            s = spread[model].get(c)
-            if s is None:
-                cells.append("-")
-            elif c in ("h_error", "mimosa_h_error"):
-                cells.append("/".join(str(int(v)) for v in s["values"]))
-            else:
-                cells.append(f"{s['mean']:.3f} ± {s['std']:.3f} ({s['min']:.3f}-{s['max']:.3f})")
-        lines.append("| " + " | ".join(cells) + " |")
+            for metric in (m for m in columns if m in spread[model]):
+                s = spread[model][metric]
+                diffs = [compared[c]["models"][model]["differences"][metric] for c in differ]
+                rows.append([model, _label(metric), _spread_cell(metric, s, extremes=False)]
+                            + [_number(d) + (f" ({d / s['std']:.1f})" if s["std"] > 0 else "") for d in diffs])
+        lines += ["## Differences beside the seed spread", "",
+                  f"Per metric: mean ± standard deviation over seeds {seeds}, and how far each differing setting "
+                  "moved the seed-0 value (in brackets: in standard deviations).", "",
+                  *_table(["model", "metric", "seeds", *differ], rows, left=2), ""]
+    rows = [[_label(c)] + [_spread_cell(c, spread[m].get(c), extremes=True) for m in models] for c in columns]
+    lines += ["## Spread over seeds", "",
+              f"Seeds {seeds}, TensorFlow's defaults: mean ± standard deviation (min-max); H-error per seed. Two "
+              "runs of one setting that differ by less than about two standard deviations differ by seed noise, "
+              "not by a real effect.", "",
+              *_table(["metric", *models], rows)]
     return "\n".join(lines) + "\n"
 
 
