@@ -16,8 +16,8 @@ class BetaTCVAE(VAE):
     """VAE whose KL is split into index-code MI, total correlation and dimension-wise KL.
 
     ``BetaTCVAE(input_shape, latent_dim=10, *, beta=5.0, alpha=1.0, gamma=1.0,
-    dataset_size=None, estimator="mws", beta_anneal_steps=0, ...)`` (other arguments
-    as :class:`VAE`).
+    dataset_size=None, estimator="mws", beta_anneal_steps=0, beta_start=None, ...)``
+    (other arguments as :class:`VAE`).
 
     The objective of Chen et al. is ``reconstruction + alpha MI + beta TC + gamma DWKL``,
     with the three terms estimated on the batch by
@@ -28,8 +28,13 @@ class BetaTCVAE(VAE):
     Since MI + TC + DWKL is a one-sample estimate of the KL, the loss uses the
     lower-variance form with the analytic KL:
     ``reconstruction + r_t (KL + (alpha-1) MI + (beta-1) TC + (gamma-1) DWKL)``, where
-    ``r_t = min(1, t / beta_anneal_steps)`` anneals the whole penalty. Metrics:
-    ``loss``, ``reconstruction``, ``kl``, ``mi``, ``tc``, ``dwkl``, ``beta`` (r_t beta).
+    ``r_t = min(1, t / beta_anneal_steps)`` warms the whole penalty up from 0
+    (``beta_start=None``, the default). With ``beta_start`` a number, the penalty keeps
+    its full weight and the TC weight is annealed instead,
+    ``reconstruction + KL + (alpha-1) MI + (beta_t-1) TC + (gamma-1) DWKL`` with
+    ``beta_t = beta_start + (beta - beta_start) r_t``, as the Boxhead authors anneal
+    beta-TCVAE from 200 (:mod:`hier_models.protocols`). Metrics: ``loss``,
+    ``reconstruction``, ``kl``, ``mi``, ``tc``, ``dwkl``, ``beta`` (r_t beta, or beta_t).
     Under a ``tf.distribute`` strategy the aggregate posterior is estimated on the
     global batch, gathered from every replica (:mod:`hier_models.distribute`).
     """
@@ -58,13 +63,17 @@ class BetaTCVAE(VAE):
 
     def _regulariser(self, z, mean, logvar, kl, fraction):
         parts = self._decomposition(z, mean, logvar)
+        if self.beta_start is None:  # warm-up: the whole penalty from 0
+            weight, beta = fraction, self.beta
+        else:  # the TC weight annealed from beta_start
+            weight, beta = 1.0, self._beta_at(fraction)
         penalty = (
             kl
             + (self.alpha - 1.0) * parts["mi"]
-            + (self.beta - 1.0) * parts["tc"]
+            + (beta - 1.0) * parts["tc"]
             + (self.gamma - 1.0) * parts["dwkl"]
         )
-        return fraction * penalty, {**parts, "beta": self.beta * fraction}
+        return weight * penalty, {**parts, "beta": weight * beta}
 
     def _decomposition(self, z, mean, logvar) -> dict:
         """:func:`~hier_models.losses.tc_decomposition` of the batch. When replicas

@@ -54,7 +54,7 @@ class FactorVAE(Adversarial, VAE):
 
     def _regulariser(self, z, mean, logvar, kl, fraction):
         tc = ops.mean(self.discriminator(z))
-        beta = self.beta * fraction
+        beta = self._beta_at(fraction)
         return beta * kl + self.gamma * tc, {"beta": beta, "tc": tc}
 
     def _auxiliary_step(self, z, training):

@@ -12,7 +12,9 @@ the ladder networks of :func:`hier_models.networks.build_ladder`:
 
 Progressive training (Li et al. 2020, section 3; Boxhead paper, section 5 and
 appendix B): the top layer trains alone first, its KL weight annealed
-``beta_L(t) = beta * min(1, t / beta_anneal_steps)``; layer ``L - s`` fades in with
+``beta_L(t) = beta_0 + (beta - beta_0) * min(1, t / beta_anneal_steps)`` from
+``beta_0 = beta_start`` (None, the default: from 0; the Boxhead authors' code anneals
+it down from 150, :mod:`hier_models.protocols`); layer ``L - s`` fades in with
 ``alpha`` rising 0 -> 1 from step ``s * stage_steps`` over ``fade_in_steps`` steps.
 The lengths are whole steps (ints; the Boxhead paper's are 5,000 each: layer L-1
 over steps 5,000-10,000, layer L-2 over 10,000-15,000) or fractions of the training
@@ -55,6 +57,7 @@ from hier_models.schedules import (
     _never_ramps,
     annealed_weight,
     check_length,
+    check_weight_start,
     ladder_fade_in,
     resolve_length,
 )
@@ -111,6 +114,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         num_layers: int | None = None,
         beta: float = 1.0,
         beta_anneal_steps: int | float = 0.2,
+        beta_start: float | None = None,
         fade_in_steps: int | float = 0.2,
         stage_steps: int | float | None = None,
         gamma: float = 0.5,
@@ -128,6 +132,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         self.latent_dim = sum(sizes)
         self.beta = check_non_negative("beta", beta)
         self.beta_anneal_steps = check_length("beta_anneal_steps", beta_anneal_steps)
+        self.beta_start = check_weight_start("beta_start", beta_start, self.beta_anneal_steps)
         self.fade_in_steps = check_length("fade_in_steps", fade_in_steps)
         self.stage_steps = None if stage_steps is None else check_length("stage_steps", stage_steps)
         self.gamma = check_non_negative("gamma", gamma)
@@ -157,6 +162,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
                 num_layers=self.num_layers,
                 beta=self.beta,
                 beta_anneal_steps=self.beta_anneal_steps,
+                beta_start=self.beta_start,
                 fade_in_steps=self.fade_in_steps,
                 stage_steps=self.stage_steps,
                 gamma=self.gamma,
@@ -183,7 +189,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         anneal = resolve_length(self.beta_anneal_steps, total)
         fade = resolve_length(self.fade_in_steps, total)
         stage = None if self.stage_steps is None else resolve_length(self.stage_steps, total)
-        self._beta_schedule = annealed_weight(self.beta, anneal)
+        self._beta_schedule = annealed_weight(self.beta, anneal, start=self.beta_start or 0.0)
         if fade is None or (self.stage_steps is not None and stage is None):
             self._fade_in = _never_ramps(self.num_layers - 1)  # alpha 0 until fit sets the length
         else:
@@ -294,11 +300,12 @@ class ProVLAE(_ProgressiveLadder):
     """Progressive variational ladder autoencoder (pro-VLAE, Li et al. 2020).
 
     ``ProVLAE(input_shape, latent_dim=None, *, latents_per_layer=None, num_layers=None,
-    beta=1.0, beta_anneal_steps=0.2, fade_in_steps=0.2, stage_steps=None, gamma=0.5,
-    encoder_fade_in=True, training_steps=None, architecture=None, activation=None,
+    beta=1.0, beta_anneal_steps=0.2, beta_start=None, fade_in_steps=0.2, stage_steps=None,
+    gamma=0.5, encoder_fade_in=True, training_steps=None, architecture=None, activation=None,
     hidden_units=None, likelihood=None, observation_std=..., seed=None)``: by default
     3 layers x 4 latents; the schedule lengths are fractions of the training length
-    (floats) or steps (ints); ``gamma`` is the KL weight of layers not yet faded in
+    (floats) or steps (ints); ``beta_start`` is the top layer's KL weight at step 0
+    (None: 0), annealed to ``beta``; ``gamma`` is the KL weight of layers not yet faded in
     (0 turns it off) and ``encoder_fade_in=False`` feeds the ladder encoders unscaled
     features (the decoder side always fades in); architecture
     ``"mlp"`` for series, ``"boxhead_small"`` for 64x64 images (or

@@ -36,6 +36,7 @@ __all__ = [
     "LinearRamp",
     "annealed_weight",
     "check_length",
+    "check_weight_start",
     "fit_steps",
     "ladder_fade_in",
     "resolve_length",
@@ -125,14 +126,38 @@ def ladder_fade_in(num_layers: int, fade_in_steps: int, stage_steps: int | None 
     return [LinearRamp(start=(num_layers - layer) * stage, duration=fade_in_steps) for layer in range(1, num_layers)]
 
 
-def annealed_weight(weight: float, anneal_steps: int | None, name: str = "beta") -> LinearRamp:
-    """``weight`` reached linearly from 0 over the first ``anneal_steps`` steps (0: constant;
-    None: a length not yet known, the weight stays 0)."""
+def annealed_weight(weight: float, anneal_steps: int | None, name: str = "beta", start: float = 0.0) -> LinearRamp:
+    """``weight`` reached linearly from ``start`` over the first ``anneal_steps`` steps.
+
+    ``w_t = start + (weight - start) * min(1, t / anneal_steps)``: with ``start=0`` a
+    warm-up of the weight, with ``start > weight`` the annealing of a capacity
+    constraint from strong to weak (Burgess et al. 2018, section 4; the Boxhead paper,
+    section 5). ``anneal_steps=0``: constant ``weight``; None: a length not yet known,
+    the weight stays at ``start``.
+    """
     weight = check_non_negative(name, weight)
+    start = check_non_negative(f"{name}_start", start)
     if anneal_steps is None:
-        return LinearRamp(start=_NEVER, duration=1, initial=0.0, final=weight)
+        return LinearRamp(start=_NEVER, duration=1, initial=start, final=weight)
     anneal_steps = check_non_negative_int(f"{name}_anneal_steps", anneal_steps)
-    return LinearRamp(start=0, duration=anneal_steps, initial=0.0, final=weight)
+    return LinearRamp(start=0, duration=anneal_steps, initial=start, final=weight)
+
+
+def check_weight_start(name: str, start, anneal_steps):
+    """The start value of an annealed weight (``beta_start``): None (a warm-up from 0)
+    or a finite number >= 0 with a non-zero annealing length; ValueError naming ``name``
+    otherwise (with ``anneal_steps`` 0 the weight is constant and a start value would be
+    silently ignored)."""
+    if start is None:
+        return None
+    start = check_non_negative(name, start)
+    anneal_name = name.replace("_start", "_anneal_steps")
+    if anneal_steps == 0:
+        raise ValueError(
+            f"{name}={start:g} needs {anneal_name} > 0 (with {anneal_name}=0 the weight is constant); "
+            f"give {anneal_name}, or leave {name}=None"
+        )
+    return start
 
 
 def _never_ramps(count: int) -> list[LinearRamp]:

@@ -54,10 +54,27 @@ def test_every_model_gets_12_codes_and_the_capacitys_networks(model, capacity):
     if model in ("ProVLAE", "ProLVAE"):
         assert settings["latents_per_layer"] == (4, 4, 4)
         assert (settings["beta_anneal_steps"], settings["fade_in_steps"], settings["stage_steps"]) == (400, 400, 400)
+        assert settings["beta_start"] == 150.0 and settings["gamma"] == 0.0
     elif model in ("VAE", "BetaTCVAE"):
-        assert settings["beta_anneal_steps"] == 800
+        assert settings["beta_anneal_steps"] == 800 and settings["beta_start"] == 200.0
+        assert "gamma" not in settings  # beta-TCVAE's gamma weighs its dimension-wise KL
     else:
-        assert "beta_anneal_steps" not in settings
+        assert "beta_anneal_steps" not in settings and "beta_start" not in settings
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_protocol_models_anneal_beta_down_as_the_authors_did(model):
+    """The authors' jobs: beta from 200 to beta over 10,000 steps (single-layer models),
+    from 150 over 5,000 (the ladders' top layer), linearly from step 0."""
+    assert protocols.BETA_START == {"single_layer": 200.0, "top": 150.0} and protocols.GAMMA == 0.0
+    if model not in protocols.MODELS:
+        return
+    settings = protocols.boxhead_settings(model, "small", 200_000)
+    built = hier_models.MODELS[model]((64, 64, 3), beta=5.0, seed=0, **{**settings, "architecture": "burgess"})
+    start, anneal = (150.0, 5_000) if model in ("ProVLAE", "ProLVAE") else (200.0, 10_000)
+    for t in (0, anneal // 4, anneal // 2, anneal, 2 * anneal):
+        assert built.schedule(t)["beta"] == pytest.approx(start + (5.0 - start) * min(1.0, t / anneal))
+    assert built.schedule(anneal // 2)["beta"] == pytest.approx((start + 5.0) / 2)
 
 
 def test_bad_protocol_arguments_are_named():
@@ -72,7 +89,13 @@ def test_bad_protocol_arguments_are_named():
 def test_command_line_options_override_the_protocol():
     options = parse_options(["capacity=large", "VAE.beta_anneal_steps=5"], ["VAE", "ProVLAE"])
     vae = boxhead_protocol("VAE", options["VAE"], latent_dim=None, training_steps=2_000)
-    assert vae == {"architecture": "boxhead_large", "latent_dim": 12, "beta_anneal_steps": 5}
+    assert vae == {"architecture": "boxhead_large", "latent_dim": 12, "beta_anneal_steps": 5, "beta_start": 200.0}
+    # a constant beta drops the start value; beta_start=None (--set beta_start=null) warms up from 0
+    constant = boxhead_protocol("VAE", {"beta_anneal_steps": 0}, latent_dim=None, training_steps=2_000)
+    assert constant["beta_anneal_steps"] == 0 and "beta_start" not in constant
+    warm = boxhead_protocol("ProLVAE", parse_options(["beta_start=null", "gamma=1"], ["ProLVAE"])["ProLVAE"],
+                            latent_dim=None, training_steps=2_000)
+    assert warm["beta_start"] is None and warm["gamma"] == 1
     ladder = boxhead_protocol("ProVLAE", {"fade_in_steps": 0.1}, latent_dim=6, training_steps=2_000)
     assert "latents_per_layer" not in ladder and ladder["fade_in_steps"] == 0.1
     assert boxhead_protocol("AE", {"architecture": "burgess"}, latent_dim=None, training_steps=9)["architecture"] == "burgess"

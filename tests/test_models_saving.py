@@ -60,6 +60,7 @@ NON_DEFAULT = {
     "trainable": False,
     "beta": 2.5,
     "beta_anneal_steps": 7,
+    "beta_start": 40.0,
     "alpha": 0.5,
     "gamma": 3.0,
     "dataset_size": 100,

@@ -293,3 +293,117 @@ def test_a_layer_not_faded_in_encodes_nothing_of_the_input():
     assert codes[:, 8:].std(axis=0).min() > 0  # the top layer reads the input
     open_encoder = cls((64,), fade_in_steps=10, encoder_fade_in=False, hidden_units=(32,), seed=0)
     assert open_encoder.encode(x)[:, :4].std(axis=0).min() > 0
+
+
+# ------------------------------------------- beta annealed from a start value
+def _beta_t(beta, start, anneal, t):
+    """beta_t = beta_0 + (beta - beta_0) * min(1, t / anneal) (Burgess et al. 2018;
+    the Boxhead paper, section 5)."""
+    return start + (beta - start) * min(1.0, t / anneal)
+
+
+def test_annealed_weight_from_a_start_value():
+    ramp = annealed_weight(5.0, 10_000, start=200.0)
+    steps = [0, 1, 2_500, 5_000, 9_999, 10_000, 50_000]
+    assert values(ramp, steps) == pytest.approx([_beta_t(5.0, 200.0, 10_000, t) for t in steps])
+    assert values(ramp, [0, 5_000, 10_000]) == pytest.approx([200.0, 102.5, 5.0])
+    assert values(annealed_weight(5.0, None, start=200.0), [0, 10**6]) == [200.0, 200.0]  # length unknown
+    with pytest.raises(ValueError, match="beta_start"):
+        annealed_weight(5.0, 10, start=-1.0)
+
+
+@pytest.mark.parametrize("cls", [hier_models.VAE, hier_models.BetaTCVAE, hier_models.FactorVAE])
+def test_single_layer_beta_annealed_down_from_beta_start(cls):
+    model = cls((64,), beta=5.0, beta_anneal_steps=10_000, beta_start=200.0, hidden_units=(16,), seed=0)
+    for t in (0, 1, 2_500, 7_500, 10_000, 25_000):
+        assert model.schedule(t) == pytest.approx({"beta": _beta_t(5.0, 200.0, 10_000, t)})
+    assert model.schedule(5_000) == pytest.approx({"beta": 102.5})
+    # the default (None) is today's warm-up from 0, in every model
+    warm = cls((64,), beta=5.0, beta_anneal_steps=10_000, hidden_units=(16,), seed=0)
+    assert [warm.schedule(t)["beta"] for t in (0, 5_000, 10_000)] == pytest.approx([0.0, 2.5, 5.0])
+
+
+@pytest.mark.parametrize("cls", LADDERS)
+def test_ladder_top_beta_annealed_down_from_beta_start(cls):
+    model = cls((64,), beta=10.0, beta_anneal_steps=5_000, beta_start=150.0, fade_in_steps=5_000, seed=0)
+    for t in (0, 1_000, 2_500, 4_999, 5_000, 12_500):
+        assert model.schedule(t)["beta"] == pytest.approx(_beta_t(10.0, 150.0, 5_000, t))
+    assert model.schedule(2_500) == pytest.approx({"beta": 80.0, "alpha_1": 0.0, "alpha_2": 0.0})
+    assert model.schedule(12_500) == pytest.approx({"beta": 10.0, "alpha_1": 0.5, "alpha_2": 1.0})
+
+
+def test_beta_start_follows_a_fraction_schedule_set_by_fit():
+    x = _batch()
+    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=0.5, beta_start=50.0, hidden_units=(16,), seed=0)
+    assert model.schedule(10**6) == {"beta": 50.0}  # training length unknown: the step-0 value
+    model.compile(optimizer="adam")
+    model.fit(x, batch_size=4, epochs=2, verbose=0)  # 8 steps: annealing over the first 4
+    assert model.training_steps == 8
+    assert [model.schedule(t)["beta"] for t in (0, 2, 4, 8)] == pytest.approx([50.0, 26.0, 2.0, 2.0])
+
+
+def test_vae_loss_uses_the_annealed_beta():
+    x = _batch()
+    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=8, beta_start=10.0, hidden_units=(16,), seed=0)
+    model.compile()
+    model._step.assign(2)  # beta_t = 10 + (2 - 10) * 2 / 8 = 8
+    terms = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    assert terms["beta"] == pytest.approx(8.0)
+    assert terms["loss"] == pytest.approx(terms["reconstruction"] + 8.0 * terms["kl"], rel=1e-5)
+
+
+def test_beta_tcvae_anneals_the_tc_weight_from_beta_start():
+    """With beta_start the penalty keeps its full weight and beta_t weighs the TC term:
+    KL + (alpha-1) MI + (beta_t-1) TC + (gamma-1) DWKL; without it the whole penalty
+    is warmed up, r_t (KL + (alpha-1) MI + (beta-1) TC + (gamma-1) DWKL)."""
+    x = _batch()
+    kwargs = dict(beta=4.0, alpha=1.5, gamma=2.0, beta_anneal_steps=8, hidden_units=(16,), seed=0)
+    annealed = hier_models.BetaTCVAE((64,), beta_start=20.0, **kwargs)
+    annealed.compile()
+    annealed._step.assign(4)  # beta_t = 20 + (4 - 20) / 2 = 12
+    t = annealed.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    assert t["beta"] == pytest.approx(12.0)
+    expected = t["reconstruction"] + t["kl"] + 0.5 * t["mi"] + 11.0 * t["tc"] + 1.0 * t["dwkl"]
+    assert t["loss"] == pytest.approx(expected, rel=1e-4, abs=1e-4)
+    warm = hier_models.BetaTCVAE((64,), **kwargs)
+    warm.compile()
+    warm._step.assign(4)  # r_t = 0.5
+    w = warm.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    assert w["beta"] == pytest.approx(2.0)
+    expected = w["reconstruction"] + 0.5 * (w["kl"] + 0.5 * w["mi"] + 3.0 * w["tc"] + 1.0 * w["dwkl"])
+    assert w["loss"] == pytest.approx(expected, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.parametrize("cls", [hier_models.ProVLAE, hier_models.ProLVAE])
+def test_ladder_loss_uses_the_annealed_top_beta(cls):
+    x = _batch()
+    model = cls((64,), beta=3.0, beta_anneal_steps=10, beta_start=23.0, fade_in_steps=10, gamma=0.5,
+                encoder_fade_in=False, hidden_units=(32,), seed=0)
+    model.compile()
+    model._step.assign(5)  # top: 23 + (3 - 23) / 2 = 13; layers 1 and 2 not started: gamma
+    t = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
+    assert t["beta"] == pytest.approx(13.0)
+    expected = t["reconstruction"] + 13.0 * t["kl_3"] + 0.5 * (t["kl_1"] + t["kl_2"])
+    assert t["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("cls", [hier_models.VAE, hier_models.BetaTCVAE, hier_models.ProVLAE])
+def test_bad_beta_start_is_named(cls):
+    for bad in (-1.0, float("nan"), "200", True):
+        with pytest.raises(ValueError, match="beta_start"):
+            cls((64,), beta_anneal_steps=10, beta_start=bad, hidden_units=(16,), seed=0)
+    for constant in (0, 0.0):  # a start value with a constant beta would be ignored
+        with pytest.raises(ValueError, match="beta_start=200 needs beta_anneal_steps > 0"):
+            cls((64,), beta_anneal_steps=constant, beta_start=200.0, hidden_units=(16,), seed=0)
+
+
+@pytest.mark.parametrize("cls", [hier_models.VAE, hier_models.ProLVAE])
+def test_configs_without_beta_start_load_as_before(cls):
+    """A model saved before beta_start existed has no such key: it loads as a warm-up."""
+    model = cls((64,), beta=4.0, beta_anneal_steps=100, hidden_units=(16,), seed=0)
+    config = model.get_config()
+    assert config["beta_start"] is None
+    del config["beta_start"]
+    restored = cls.from_config(config)
+    assert restored.beta_start is None
+    assert [restored.schedule(t)["beta"] for t in (0, 50, 100)] == pytest.approx([0.0, 2.0, 4.0])

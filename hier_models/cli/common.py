@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+from hier_models import protocols
 from hier_models.cli.options import (
     AUTOENCODER_EPOCHS,
     DEPRECATED_NAMES,
@@ -57,11 +58,31 @@ def hyperparameter_help() -> str:
         "codes (default per dataset, as in the paper) trained for --autoencoder-epochs, MIMOSA on its codes "
         f"(hyperparameters {', '.join(MIMOSA_OPTIONS)}), then COFHAE on the learned hierarchy; its report rows say "
         "COFHAE (MIMOSA hierarchy). Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at "
-        "three quarters of the steps (the paper's schedule). COFHAE trains once with tau=1, lambda_assign=100, "
-        "lambda_tc=10 (the authors' code's defaults, the middle of the paper's grid for both penalties); --grid "
-        f"trains the paper's 27 configurations instead. Deprecated model names, still accepted: {old}."
+        "three quarters of the steps (the paper's schedule; on Boxhead, see below). COFHAE trains once with "
+        "tau=1, lambda_assign=100, lambda_tc=10 (the authors' code's defaults, the middle of the paper's grid for "
+        f"both penalties); --grid trains the paper's 27 configurations instead. Deprecated model names, still accepted: {old}."
     )
-    return "\n".join(lines) + "\n\n" + textwrap.fill(text, width=88)
+    return "\n".join(lines) + "\n\n" + textwrap.fill(text, width=88) + "\n\n" + textwrap.fill(_boxhead_help(), width=88)
+
+
+def _boxhead_help() -> str:
+    """The Boxhead protocol's paragraph of :func:`hyperparameter_help`."""
+    paper = protocols.PAPER_STEPS
+    start = protocols.BETA_START
+    learning_rate = f"{protocols.LEARNING_RATE:.0e}".replace("e-0", "e-")
+    return (
+        "On a Boxhead dataset (boxhead/boxhead1-3) the flat models follow the Boxhead paper's protocol instead "
+        "(Chen et al. 2022, section 5 and appendices A-B, with its authors' optimiser): "
+        f"{protocols.LATENT_DIM} codes (the ladders: {len(protocols.LATENTS_PER_LAYER)} layers of "
+        f"{protocols.LATENTS_PER_LAYER[0]}), the small networks of its appendix B.2 (--set "
+        f"capacity=large for the large ones), beta annealed down to its value from {start['single_layer']:g} "
+        f"over {paper['single_layer_anneal']:,} steps (beta-VAE, beta-TCVAE) or from {start['top']:g} over "
+        f"{paper['top_anneal']:,} (the ladders' top layer; --set beta_start=null warms it up from 0 instead), "
+        f"the lower ladder layers faded in over {paper['fade_in']:,} steps each with KL weight "
+        f"gamma={protocols.GAMMA:g} before, the whole timetable shrunk by one factor to end by "
+        f"{protocols.SCHEDULE_SHARE:.0%} of a shorter run, and Adamax at {learning_rate} without decay "
+        "for every model; --set and --latent-dim override any part of it."
+    )
 
 
 def _wrap(text: str) -> str:
@@ -93,7 +114,8 @@ def add_training_options(p, defaults) -> None:
     p.add_argument("--autoencoder-epochs", type=positive, default=AUTOENCODER_EPOCHS, metavar="N",
                    help=f"epochs of {HIERARCHICAL}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
                         "cheap, and MIMOSA needs converged codes)")
-    p.add_argument("--batch-size", type=positive, metavar="N", default=defaults.batch_size, help="batch size (default %(default)s)")
+    p.add_argument("--batch-size", type=positive, metavar="N", default=defaults.batch_size,
+                   help="batch size (default %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a model hyperparameter, repeatable; see the list below")
     p.add_argument("--grid", action="store_true",

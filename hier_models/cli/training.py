@@ -143,10 +143,12 @@ def _architecture_options(model_name: str, options: dict) -> dict:
 def boxhead_protocol(model_name: str, options: Mapping, *, latent_dim: int | None, training_steps: int) -> dict:
     """The constructor arguments of ``model_name`` on a Boxhead dataset: the Boxhead
     paper's protocol (:func:`hier_models.protocols.boxhead_settings`: 12 codes, the
-    small or large networks of its appendix B.2, the KL weight annealed over 10,000
-    steps for single-layer models and the ladders' fade-in timetable, shrunk to
-    fit a shorter run), overridden by ``options`` (``--set``) and ``latent_dim``
-    (``--latent-dim``). ``options["capacity"]`` chooses the networks (default small)."""
+    small or large networks of its appendix B.2, the KL weight annealed down to beta
+    from 200 over 10,000 steps for single-layer models and from 150 over 5,000 for
+    the ladders' top layer, the ladders' fade-in timetable, all shrunk to fit a
+    shorter run), overridden by ``options`` (``--set``) and ``latent_dim``
+    (``--latent-dim``). ``options["capacity"]`` chooses the networks (default small);
+    ``--set beta_anneal_steps=0`` (constant beta) drops the protocol's start value."""
     options = dict(options)
     capacity = options.pop("capacity", None) or "small"
     try:
@@ -158,6 +160,8 @@ def boxhead_protocol(model_name: str, options: Mapping, *, latent_dim: int | Non
     if latent_dim is not None or "latent_dim" in options or "latents_per_layer" in options:
         settings.pop("latent_dim", None)
         settings.pop("latents_per_layer", None)
+    if options.get("beta_anneal_steps") == 0:
+        settings.pop("beta_start", None)
     return {**settings, **options}
 
 
