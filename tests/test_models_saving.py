@@ -19,11 +19,12 @@ SCHEDULE = {"beta_anneal_steps": 12}
 CASES = [
     (hier_models.AE, {"latent_dim": 4}),
     (hier_models.VAE, {"latent_dim": 4, "beta": 2.0, **SCHEDULE}),
-    (hier_models.BetaTCVAE, {"latent_dim": 4, "dataset_size": 1000, **SCHEDULE}),
+    # beta-TCVAE and pro-LVAE anneal beta down from a start value, the others warm it up from 0
+    (hier_models.BetaTCVAE, {"latent_dim": 4, "dataset_size": 1000, "beta_start": 20.0, **SCHEDULE}),
     (hier_models.FactorVAE, {"latent_dim": 4, "discriminator_units": (64, 64), **SCHEDULE}),
     # layer 2 fades in over steps 4-8, layer 1 over 8-12: both cross the save at step 8
     (hier_models.ProVLAE, {"fade_in_steps": 4, **SCHEDULE}),
-    (hier_models.ProLVAE, {"fade_in_steps": 4, **SCHEDULE}),
+    (hier_models.ProLVAE, {"fade_in_steps": 4, "beta_start": 30.0, **SCHEDULE}),
 ]
 
 
