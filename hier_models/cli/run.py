@@ -219,7 +219,8 @@ def register(sub) -> None:
                     f"\n\nWithout arguments: {d.describe()}; about 5 minutes on 2 CPU cores."
                     "\n\nThe same seed gives the same bytes on one machine. Another CPU can score differently, "
                     "within seed noise: oneDNN, which runs TensorFlow's matrix products, picks its kernels by the "
-                    "instruction set; ONEDNN_MAX_CPU_ISA=AVX2 on every machine makes them run the same kernels. "
+                    "instruction set; ONEDNN_MAX_CPU_ISA=AVX2 and the same TF_NUM_INTRAOP_THREADS and "
+                    "TF_NUM_INTEROP_THREADS on every machine make them run the same kernels on the same threads. "
                     "run.json records the versions, CPU and settings.",
         epilog=hyperparameter_help() + "\n\nA plain --set KEY=VALUE goes to every model that takes KEY; "
                "MODEL.KEY=VALUE to one.\n\nexample: hierbench run --models AE VAE Hierarchical --seeds 0 1 "
