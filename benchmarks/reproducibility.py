@@ -160,7 +160,12 @@ MECHANISM = (
     "from the CPU's instruction set (AVX-512 with bfloat16 here; AVX2 on many other x86-64 machines), and "
     "kernels of different vector widths add the products in a different order. The last-bit differences grow "
     "over thousands of training steps into different weights, which is why the same seed scores differently "
-    "on another machine. `ONEDNN_MAX_CPU_ISA=AVX2` makes this machine run the kernels of an AVX2 machine."
+    "on another machine. `ONEDNN_MAX_CPU_ISA=AVX2` makes this machine run the kernels of an AVX2 machine. "
+    "The number of threads can matter too: with the AVX-512 kernels 8 threads gave the same bytes as 2, with "
+    "the AVX2 kernels COFHAE trained differently (its smooth autoencoder, hence MIMOSA's input, did not). "
+    "TensorFlow takes the thread counts from `tf.config.threading` or, before it starts, from "
+    "`TF_NUM_INTRAOP_THREADS` and `TF_NUM_INTEROP_THREADS` (by default one thread per core, so they differ "
+    "between machines)."
 )
 
 
