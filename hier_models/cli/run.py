@@ -13,8 +13,15 @@ from typing import Mapping, Sequence
 
 from hier_models import distribute
 from hier_models.cli import options as model_options
-from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_interventional_option
-from hier_models.cli.common import add_training_options, hyperparameter_help, positive
+from hier_models.cli.common import (
+    DATASET_HELP,
+    add_command,
+    add_common,
+    add_interventional_option,
+    add_training_options,
+    hyperparameter_help,
+    positive,
+)
 from hier_models.cli.datasets import DatasetRef, load_split, prepare, resolve_dataset
 from hier_models.cli.errors import CommandError
 from hier_models.cli.files import check_writable, write_json, write_npy
@@ -230,8 +237,10 @@ def register(sub) -> None:
                    help=DATASET_HELP + " (default %(default)s)")
     p.add_argument("--models", nargs="+", default=list(d.models), metavar="MODEL",
                    help=f"from {', '.join(model_options.MODEL_NAMES)} (default %(default)s)")
-    p.add_argument("--seeds", nargs="+", type=int, metavar="SEED", default=list(d.seeds), help="one model per seed (default %(default)s)")
-    p.add_argument("--train-size", type=positive, metavar="N", default=d.train_size, help="training examples (default %(default)s)")
+    p.add_argument("--seeds", nargs="+", type=int, metavar="SEED", default=list(d.seeds),
+                   help="one model per seed (default %(default)s)")
+    p.add_argument("--train-size", type=positive, metavar="N", default=d.train_size,
+                   help="training examples (default %(default)s)")
     p.add_argument("--test-size", type=positive, metavar="N", default=d.test_size, help="test examples (default %(default)s)")
     p.add_argument("--full-size", action="store_true", help="use the registered sizes (Chopsticks 90000 / 10000)")
     add_interventional_option(p, d.interventional_points)
