@@ -222,5 +222,5 @@ def test_bad_factors_are_rejected_with_a_clear_message():
         Chopsticks(2, "slope", min_offset=0.5).observations_from_factors([[0.001, 1, 0]])
     with pytest.raises(ValueError, match="n must be a non-negative integer"):
         gt.sample_factors(-1, 0)
-    with pytest.raises(ValueError, match="rng must be a numpy Generator or an integer seed"):
+    with pytest.raises(TypeError, match="random_state must be an integer seed >= 0 or a numpy Generator, got str"):
         gt.sample_factors(3, "seed")
