@@ -139,7 +139,7 @@ def build_model(model: str, beta: float, capacity: str, seed: int, steps: int, t
     options = protocols.boxhead_settings(model, capacity, steps)
     if model == "BetaTCVAE":
         options["dataset_size"] = train_size
-    return cls((64, 64, 3), beta=float(beta), seed=seed, **options)
+    return cls((64, 64, 3), beta=float(beta), random_state=seed, **options)
 
 
 def protocol_fields(model) -> dict:

@@ -38,7 +38,7 @@ DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")
 
 
 def train_baseline(cls, x, latent_dim, epochs, batch_size, seed, **options):
-    model = cls(x.shape[1:], latent_dim=latent_dim, seed=seed, **options)
+    model = cls(x.shape[1:], latent_dim=latent_dim, random_state=seed, **options)
     fit_paper_schedule(model, x, epochs=epochs, batch_size=batch_size, random_state=seed)
     return model
 

@@ -214,7 +214,7 @@ def run_case(name, dataset, input_shape, batch_size, data_dir, warmup, steps, re
         "ProLVAE": (hier_models.ProLVAE, {"architecture": ladder_arch}, "keras_ladder_ae"),
     }
     for key, (cls, kwargs, baseline) in models.items():
-        model = cls(input_shape, seed=seed, **kwargs)
+        model = cls(input_shape, random_state=seed, **kwargs)
         model.compile(optimizer="adam")
         model.fit(ds, steps_per_epoch=warmup, epochs=1, verbose=0)  # trace outside the timings
         # model and baseline alternate, so that each pair sees the same machine load

@@ -132,8 +132,8 @@ class Study:
             codes = np.load(codes_file)
         else:
             start = time.perf_counter()
-            ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed)
-            fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, seed=seed)
+            ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
+            fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed)
             codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
             np.save(codes_file, codes)
             times["seconds_autoencoder"] = time.perf_counter() - start
@@ -174,7 +174,7 @@ class Study:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
             start = time.perf_counter()
             net = train_cofhae(train_x, hierarchy, assignments, epochs=self.args.epochs,
-                               batch_size=self.args.batch_size, seed=seed,
+                               batch_size=self.args.batch_size, random_state=seed,
                                discriminator_dtype=self.discriminator_dtype).model
             extra["discriminator_dtype"] = self.discriminator_dtype
             extra["learned_hierarchy"] = hierarchy.to_json()
@@ -183,8 +183,8 @@ class Study:
             if model == "FactorVAE":
                 options = {**options, "discriminator_dtype": self.discriminator_dtype}
                 extra["discriminator_dtype"] = self.discriminator_dtype
-            net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, seed=seed, **options)
-            fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, seed=seed)
+            net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **options)
+            fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed)
         trained = time.perf_counter() - start
         start = time.perf_counter()
         test = SplitArrays(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)

@@ -36,11 +36,11 @@ CODES = f"{DATASET.replace('/', '-')}-n{TRAIN_SIZE}-e{EPOCHS}-s0.codes.npy"
 def models(hierarchy, width: int, dtype):
     """The run's trained models (name -> constructor), discriminators in ``dtype``."""
     return {
-        "smooth AE": lambda: AE((64,), latent_dim=4, activation="softplus", seed=0),
-        "COFHAE": lambda: COFHAE((64,), hierarchy, discriminator_dtype=dtype, seed=0),
-        "AE": lambda: AE((64,), latent_dim=width, seed=0),
-        "BetaTCVAE": lambda: BetaTCVAE((64,), latent_dim=width, beta=5.0, seed=0),
-        "FactorVAE": lambda: FactorVAE((64,), latent_dim=width, gamma=10.0, discriminator_dtype=dtype, seed=0),
+        "smooth AE": lambda: AE((64,), latent_dim=4, activation="softplus", random_state=0),
+        "COFHAE": lambda: COFHAE((64,), hierarchy, discriminator_dtype=dtype, random_state=0),
+        "AE": lambda: AE((64,), latent_dim=width, random_state=0),
+        "BetaTCVAE": lambda: BetaTCVAE((64,), latent_dim=width, beta=5.0, random_state=0),
+        "FactorVAE": lambda: FactorVAE((64,), latent_dim=width, gamma=10.0, discriminator_dtype=dtype, random_state=0),
     }
 
 

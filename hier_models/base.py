@@ -4,7 +4,7 @@
 implement ``_forward`` (the loss terms of one batch) and ``_codes`` (posterior means),
 and the base class does the rest: input checks, the optimiser step, a step counter
 kept in a non-trainable variable (so schedules resume after ``load_model``),
-per-step random seeds derived from ``(seed, step)`` (so a reloaded model draws the
+per-step random seeds derived from ``(random_state, step)`` (so a reloaded model draws the
 same noise a model trained without interruption would have drawn), loss terms
 reported as Keras metrics, ``encode`` / ``decode`` to numpy, and ``get_config``.
 
@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from hier_datasets.validation import check_seed, renamed_keywords
 from hier_models import distribute, losses
 from hier_models.architectures import architecture_spec
 from hier_models.networks import build_decoder, build_encoder
@@ -62,31 +63,63 @@ class _PerModel:
 
 
 class Autoencoder(keras.Model):
-    """Base class; use one of the models (``AE``, ``VAE``, ...) instead.
+    """Base class of every model; use one of them (``AE``, ``VAE``, ...) instead.
 
-    Common constructor arguments:
+    Subclasses forward these keyword arguments here (they are every model's ``**kwargs``).
 
-    - ``input_shape``: shape of one observation, e.g. ``(64,)`` or ``(64, 64, 3)``;
-    - ``likelihood``: ``"bernoulli"`` (decoder outputs logits; default for images,
-      whose observations must lie in [0, 1]) or ``"gaussian"`` (decoder outputs means,
-      fixed ``observation_std``; default for series);
-    - ``observation_std``: the Gaussian likelihood's standard deviation, default
-      ``200 ** -0.5`` (NLL = 100 x sum of squared errors + constant);
-    - ``seed``: integer seed of the sampling noise (default: drawn at random and
-      stored in the config);
-    - ``name``, ``trainable``: as for any Keras model.
+    Args:
+      input_shape: shape of one observation, e.g. ``(64,)`` for a Chopsticks series or
+        ``(64, 64, 3)`` for a Boxhead image.
+      likelihood: the decoder's observation model. ``"bernoulli"``: the decoder outputs
+        logits and observations must lie in [0, 1] (Spaceshapes, Ross & Doshi-Velez
+        2021, appendix A.1); ``"gaussian"``: it outputs means with the fixed standard
+        deviation ``observation_std`` (Chopsticks, same appendix). Default (None):
+        ``"bernoulli"`` for images (rank-3 shapes), ``"gaussian"`` otherwise.
+      observation_std: the Gaussian likelihood's standard deviation sigma > 0, default
+        ``200 ** -0.5``: its negative log-likelihood is 100 x the sum of squared errors
+        plus a constant, the reconstruction loss of the Chopsticks reference
+        implementation. Unused with ``"bernoulli"``.
+      random_state: integer seed >= 0 (or a numpy ``Generator``, which gives one draw)
+        of the model's sampling noise: the reparameterised samples and the TC
+        discriminators' permutations of training step t are stateless draws from
+        ``(random_state, t)``. Default (None): drawn at random and stored in the config,
+        so a saved model resumes with the same noise. Network weights are initialised
+        by Keras (``keras.utils.set_random_seed``). ``seed`` is the deprecated name.
+      **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
+
+    Raises:
+      ValueError: an invalid ``input_shape``, ``likelihood`` or ``observation_std``, or a
+        negative ``random_state``.
+      TypeError: a ``random_state`` that is neither an integer nor a ``Generator``.
+      RuntimeError: Keras runs on a backend other than TensorFlow.
+
+    Example:
+      >>> import warnings
+      >>> import keras
+      >>> import hier_models
+      >>> keras.utils.set_random_seed(0)
+      >>> hier_models.AE((8,), latent_dim=2, hidden_units=(4,), random_state=7).get_config()["random_state"]
+      7
+      >>> with warnings.catch_warnings(record=True) as caught:
+      ...     warnings.simplefilter("always")
+      ...     old = hier_models.AE((8,), latent_dim=2, hidden_units=(4,), seed=7)
+      >>> old.random_state
+      7
+      >>> [str(w.message) for w in caught if w.category is DeprecationWarning]
+      ["AE.__init__: the keyword 'seed' is deprecated, use 'random_state'"]
     """
 
     #: names of the Mean metrics reported by ``fit`` (set by subclasses)
     loss_terms: tuple = ("loss", "reconstruction")
 
+    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
         *,
         likelihood: str | None = None,
         observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
         **kwargs,
     ):
         if keras.backend.backend() != "tensorflow":
@@ -99,11 +132,9 @@ class Autoencoder(keras.Model):
         default = "bernoulli" if len(self.observation_shape) == 3 else "gaussian"
         self.likelihood = check_choice("likelihood", default if likelihood is None else likelihood, losses.LIKELIHOODS)
         self.observation_std = check_positive("observation_std", observation_std)
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**31))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        self.seed = int(seed)
+        if random_state is None:
+            random_state = int(np.random.SeedSequence().entropy % (2**31))
+        self.random_state = check_seed(random_state)
         # every replica counts the same steps: the first replica's count is the model's
         self._step = self.add_weight(
             shape=(), dtype="int64", initializer="zeros", trainable=False, name="step", aggregation="only_first_replica"
@@ -112,7 +143,7 @@ class Autoencoder(keras.Model):
             "input_shape": list(self.observation_shape),
             "likelihood": self.likelihood,
             "observation_std": self.observation_std,
-            "seed": self.seed,
+            "random_state": self.random_state,
         }
         self._graphs = {}
 
@@ -154,9 +185,14 @@ class Autoencoder(keras.Model):
         """Training steps taken so far (restored by ``keras.models.load_model``)."""
         return int(self._step.numpy())
 
+    @property
+    def seed(self) -> int:
+        """Deprecated alias of :attr:`random_state` (read only)."""
+        return self.random_state
+
     def _seed(self, salt: int):
         """A stateless seed for this step; ``salt`` tells the draws of one step apart."""
-        base = tf.stack([tf.constant(self.seed, tf.int64), tf.convert_to_tensor(self._step)])
+        base = tf.stack([tf.constant(self.random_state, tf.int64), tf.convert_to_tensor(self._step)])
         return tf.random.experimental.stateless_fold_in(base, salt)
 
     def _sample(self, mean, logvar, salt: int):
@@ -383,6 +419,14 @@ class Autoencoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        """The model of a ``get_config()`` dict; a config saved before ``seed`` was
+        renamed ``random_state`` loads too (without a warning: the file is not the
+        caller's code)."""
+        config = dict(config)
+        if "seed" in config:
+            if "random_state" in config:
+                raise ValueError("config holds both 'seed' and its new name 'random_state'; keep 'random_state'")
+            config["random_state"] = config.pop("seed")
         return cls(**config)
 
 
@@ -394,12 +438,33 @@ def _batch_rows(data):
 class SingleLayerModel(Autoencoder):
     """Base of the single-layer models: one encoder and one decoder network.
 
-    ``SingleLayerModel(input_shape, latent_dim=10, *, architecture=None,
-    activation=None, hidden_units=None, **base_arguments)``: the encoder has
-    ``encoder_heads * latent_dim`` outputs (a class attribute: 1 for deterministic
-    codes, 2 for a Gaussian posterior's means and log variances); see
-    :func:`hier_models.networks.build_encoder` for the network options and
-    :class:`Autoencoder` for the others.
+    The encoder has ``encoder_heads * latent_dim`` outputs (a class attribute: 1 for
+    deterministic codes, 2 for a Gaussian posterior's means and log variances); the
+    networks come from :func:`hier_models.networks.build_encoder` and
+    :func:`~hier_models.networks.build_decoder`.
+
+    Args:
+      input_shape: shape of one observation (see :class:`Autoencoder`).
+      latent_dim: number of latent dimensions, default 10 (the disentanglement_lib
+        setting; the Boxhead paper, section 5, uses 12 for every model).
+      architecture: one of :data:`hier_models.architectures.ARCHITECTURES`. Default
+        (None): ``"mlp"`` for 1-D observations (two hidden layers of 256, Ross &
+        Doshi-Velez 2021, appendix A.1) and ``"burgess"`` for 64x64 images (the
+        7-layer convolutional network of Burgess et al. 2018, same appendix);
+        ``"boxhead_small"`` / ``"boxhead_large"`` are the Boxhead paper's appendix B.2
+        networks.
+      activation: any Keras activation name for the hidden layers. Default (None): the
+        architecture's (ReLU, or leaky ReLU for the Boxhead networks); ``"softplus"``
+        keeps the codes smooth, as MIMOSA's initial autoencoder needs (Ross &
+        Doshi-Velez 2021, section 5 and appendix A.1).
+      hidden_units: widths of the ``"mlp"`` hidden layers, default ``(256, 256)``;
+        refused by the convolutional architectures.
+      **kwargs: ``likelihood``, ``observation_std``, ``random_state``, ``name`` and
+        ``trainable`` (see :class:`Autoencoder`).
+
+    Raises:
+      ValueError: a ``latent_dim`` below 1, an unknown ``architecture``, or an
+        architecture that does not fit ``input_shape`` or ``hidden_units``.
     """
 
     #: encoder outputs per latent dimension (set by subclasses)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from hier_datasets.validation import renamed_keywords
 from hier_models import distribute, losses
 from hier_models.vae import VAE
 from hier_models.validation import check_choice, check_non_negative, check_positive_int
@@ -14,10 +15,6 @@ __all__ = ["BetaTCVAE"]
 @keras.saving.register_keras_serializable(package="hier_models")
 class BetaTCVAE(VAE):
     """VAE whose KL is split into index-code MI, total correlation and dimension-wise KL.
-
-    ``BetaTCVAE(input_shape, latent_dim=10, *, beta=5.0, alpha=1.0, gamma=1.0,
-    dataset_size=None, estimator="mws", beta_anneal_steps=0, beta_start=None, ...)``
-    (other arguments as :class:`VAE`).
 
     The objective of Chen et al. is ``reconstruction + alpha MI + beta TC + gamma DWKL``,
     with the three terms estimated on the batch by
@@ -37,10 +34,44 @@ class BetaTCVAE(VAE):
     ``reconstruction``, ``kl``, ``mi``, ``tc``, ``dwkl``, ``beta`` (r_t beta, or beta_t).
     Under a ``tf.distribute`` strategy the aggregate posterior is estimated on the
     global batch, gathered from every replica (:mod:`hier_models.distribute`).
+
+    Args:
+      input_shape: shape of one observation, e.g. ``(64,)`` or ``(64, 64, 3)``.
+      latent_dim: number of latent dimensions, default 10.
+      beta: weight of the total correlation, default 5.0 (Ross & Doshi-Velez 2021,
+        section 7; the Boxhead paper sweeps 1, 5, 10, 20, section 5).
+      alpha: weight of the index-code mutual information, default 1.0, as in the
+        beta-TCVAE objective of Chen et al. (2018) and of the Boxhead paper (appendix A).
+      gamma: weight of the dimension-wise KL, default 1.0 (same objectives).
+      dataset_size: number of training examples N, which the estimators' importance
+        weights use; default (None) treats the batch as the data set.
+      estimator: ``"mws"`` (default, minibatch weighted sampling, Chen et al. 2018,
+        section 4.1) or ``"mss"`` (minibatch stratified sampling, appendix C).
+      **kwargs: ``beta_anneal_steps``, ``beta_start``, ``training_steps`` (see
+        :class:`~hier_models.vae.VAE`), ``architecture``, ``activation``,
+        ``hidden_units`` (see :class:`~hier_models.base.SingleLayerModel`) and
+        ``likelihood``, ``observation_std``, ``random_state``, ``name``, ``trainable``
+        (see :class:`~hier_models.base.Autoencoder`).
+
+    Raises:
+      ValueError: a negative ``alpha`` or ``gamma``, a ``dataset_size`` below 1, an
+        unknown ``estimator``, or an invalid argument of :class:`~hier_models.vae.VAE`.
+
+    Example:
+      >>> import keras, numpy as np
+      >>> from hier_models import BetaTCVAE
+      >>> keras.utils.set_random_seed(0)
+      >>> x = np.random.default_rng(0).normal(size=(16, 16)).astype("float32")
+      >>> model = BetaTCVAE((16,), latent_dim=2, dataset_size=16, hidden_units=(8,), random_state=0)
+      >>> model.compile(optimizer="adam")
+      >>> logs = model.fit(x, batch_size=16, epochs=1, verbose=0).history  # one step
+      >>> sorted(logs)
+      ['beta', 'dwkl', 'kl', 'loss', 'mi', 'reconstruction', 'tc']
     """
 
     loss_terms = ("loss", "reconstruction", "kl", "mi", "tc", "dwkl")
 
+    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

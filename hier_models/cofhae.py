@@ -40,6 +40,7 @@ import tensorflow as tf
 from keras import ops
 
 from hier_datasets.hierarchy import Hierarchy
+from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, matching_adam
 from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
@@ -210,27 +211,77 @@ def targets_from_factors(hierarchy: Hierarchy, factors, active=None) -> np.ndarr
 class COFHAE(Adversarial, Autoencoder):
     """Hierarchical autoencoder with assignment supervision and a conditional TC penalty.
 
-    ``COFHAE(input_shape, hierarchy, *, tau=1.0, lambda_assign=100.0, lambda_tc=10.0,
-    ablation="H+A+TC(Z|on)", discriminator_units=(1000,) * 3, discriminator_dtype=None,
-    architecture=None, activation=None, hidden_units=None, likelihood=None,
-    observation_std=..., seed=None)``; ``discriminator_dtype="mixed_bfloat16"`` runs the
-    discriminator in 16 bits (see :func:`~hier_models.adversarial.build_discriminator`).
-
-    ``fit`` takes ``(observation, targets)`` batches, where ``targets`` (n, num_dims)
-    come from :func:`targets_from_assignments` (MIMOSA) or :func:`targets_from_factors`
-    (ground truth); ablations without supervision also take observations alone.
-    ``compile(optimizer=..., discriminator_optimizer=...)``; the discriminator's
-    optimiser defaults to :func:`~hier_models.adversarial.matching_adam` of the main
-    one (Adam with default betas, same learning rate and schedule). The defaults
-    ``tau=1, lambda_assign=100, lambda_tc=10`` are the authors' single-run defaults
-    (the centre of the paper's grid in both penalties); the paper selects over a
-    27-run grid instead (:func:`hier_models.hierarchical.grid_search`). Metrics: ``loss``,
+    Ross & Doshi-Velez (2021), section 5.2, Algorithm 2 (the module docstring gives
+    the encoding and the loss). ``fit`` takes ``(observation, targets)`` batches, where
+    ``targets`` (n, num_dims) come from :func:`targets_from_assignments` (MIMOSA) or
+    :func:`targets_from_factors` (ground truth); ablations without supervision also
+    take observations alone. ``compile(optimizer=..., discriminator_optimizer=...)``;
+    the discriminator's optimiser defaults to
+    :func:`~hier_models.adversarial.matching_adam` of the main one (Adam with default
+    betas, same learning rate and schedule). The paper selects ``tau``,
+    ``lambda_assign`` and ``lambda_tc`` over a 27-run grid
+    (:func:`hier_models.hierarchical.grid_search`). Metrics: ``loss``,
     ``reconstruction``, ``assignment``, ``supervision``, ``tc``,
     ``discriminator_loss``, ``discriminator_accuracy``.
+
+    Args:
+      input_shape: shape of one observation, e.g. ``(64,)`` or ``(64, 64, 1)``.
+      hierarchy: the dimension hierarchy (section 3), a :class:`~hier_datasets.Hierarchy`
+        or its JSON; it needs at least one continuous dimension.
+      tau: softmax temperature of the categorical assignments, default 1.0 (section 5.2;
+        the grid of appendix A.1 is 0.5, 0.67, 1).
+      lambda_assign: weight of the assignment loss L_a, default 100.0 (the centre of
+        the grid 10, 100, 1000, appendix A.1; the authors' single-run default).
+      lambda_tc: weight of the conditional total correlation, default 10.0 (the centre
+        of the grid 1, 10, 100, appendix A.1).
+      ablation: which loss terms train, one of :data:`ABLATIONS`: ``"H+A+TC(Z|on)"``
+        (default, COFHAE), ``"H"``, ``"H+A"``, ``"H+A+TC(Z)"`` (marginal TC),
+        ``"H+TC(Z|on)"`` or ``"H+A+Z"`` (supervised codes); the paper's figures 4 and 10.
+      discriminator_units: hidden widths of the leaky-ReLU TC discriminator, default
+        three layers of 1,000 (the authors' implementation).
+      discriminator_dtype: dtype policy of the discriminator's hidden layers: None
+        (default: the global policy), ``"float32"``, ``"mixed_bfloat16"`` or
+        ``"mixed_float16"`` (:func:`~hier_models.adversarial.build_discriminator`).
+      architecture: encoder and decoder networks (:mod:`hier_models.architectures`);
+        default (None): ``"mlp"`` for series (two hidden layers of 256) and
+        ``"burgess"`` for 64x64 images, as in appendix A.1.
+      activation: Keras activation of the hidden layers; default (None): the
+        architecture's (ReLU, appendix A.1).
+      hidden_units: widths of the ``"mlp"`` hidden layers, default ``(256, 256)``.
+      likelihood: ``"gaussian"`` (default for series) or ``"bernoulli"`` (default for
+        images), appendix A.1; see :class:`~hier_models.base.Autoencoder`.
+      observation_std: the Gaussian likelihood's standard deviation, default
+        ``200 ** -0.5`` (see :class:`~hier_models.base.Autoencoder`).
+      random_state: integer seed (or numpy ``Generator``) of the TC permutations and
+        the sampling noise; default (None): drawn and stored in the config (see
+        :class:`~hier_models.base.Autoencoder`). ``seed`` is the deprecated name.
+      **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
+
+    Raises:
+      ValueError: a ``hierarchy`` that is not a Hierarchy or has no continuous
+        dimension, a non-positive ``tau``, a negative weight, an unknown ``ablation``
+        or ``discriminator_dtype``, or an invalid network argument.
+
+    Example:
+      >>> import keras, numpy as np
+      >>> from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+      >>> from hier_models import COFHAE
+      >>> from hier_models.cofhae import targets_from_assignments
+      >>> hierarchy = Hierarchy(Group(("x",), Categorical("kind", (("a", Group(("u",))), ("b", Group(("v",)))))))
+      >>> keras.utils.set_random_seed(0)
+      >>> rng = np.random.default_rng(0)
+      >>> x = rng.normal(size=(16, 8)).astype("float32")
+      >>> targets = targets_from_assignments(hierarchy, rng.integers(hierarchy.num_paths, size=16))
+      >>> model = COFHAE((8,), hierarchy, hidden_units=(8,), discriminator_units=(8,), random_state=0)
+      >>> model.compile(optimizer="adam")
+      >>> history = model.fit(x, targets, batch_size=16, epochs=1, verbose=0)  # one step
+      >>> model.encode(x).shape  # x, kind, u, v: inactive dimensions are 0
+      (16, 4)
     """
 
     loss_terms = ("loss", "reconstruction", "assignment", "supervision", "tc", "discriminator_loss", "discriminator_accuracy")
 
+    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -247,10 +298,12 @@ class COFHAE(Adversarial, Autoencoder):
         hidden_units=None,
         likelihood: str | None = None,
         observation_std: float = DEFAULT_OBSERVATION_STD,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
         **kwargs,
     ):
-        super().__init__(input_shape, likelihood=likelihood, observation_std=observation_std, seed=seed, **kwargs)
+        super().__init__(
+            input_shape, likelihood=likelihood, observation_std=observation_std, random_state=random_state, **kwargs
+        )
         if isinstance(hierarchy, str):
             hierarchy = Hierarchy.from_json(hierarchy)
         if not isinstance(hierarchy, Hierarchy):

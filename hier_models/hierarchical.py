@@ -181,7 +181,7 @@ def train_cofhae(
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
     with in_scope(strategy):
-        model = COFHAE(x.shape[1:], hierarchy, seed=seed, **cofhae_options)
+        model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
                                  verbose=verbose, callbacks=callbacks, scale=scale).history
     evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
@@ -285,7 +285,7 @@ def fit_hierarchical(
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     with in_scope(strategy):
-        ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", seed=seed, **arch)
+        ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed, **arch)
     fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, random_state=seed, verbose=verbose,
                        callbacks=callbacks, scale=scale)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False, scale=scale))

@@ -47,6 +47,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.architectures import default_architecture
 from hier_models.base import Autoencoder
@@ -105,6 +106,7 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
 
     conditional_prior = False
 
+    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -299,19 +301,68 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
 class ProVLAE(_ProgressiveLadder):
     """Progressive variational ladder autoencoder (pro-VLAE, Li et al. 2020).
 
-    ``ProVLAE(input_shape, latent_dim=None, *, latents_per_layer=None, num_layers=None,
-    beta=1.0, beta_anneal_steps=0.2, beta_start=None, fade_in_steps=0.2, stage_steps=None,
-    gamma=0.5, encoder_fade_in=True, training_steps=None, architecture=None, activation=None,
-    hidden_units=None, likelihood=None, observation_std=..., seed=None)``: by default
-    3 layers x 4 latents; the schedule lengths are fractions of the training length
-    (floats) or steps (ints); ``beta_start`` is the top layer's KL weight at step 0
-    (None: 0), annealed to ``beta``; ``gamma`` is the KL weight of layers not yet faded in
-    (0 turns it off) and ``encoder_fade_in=False`` feeds the ladder encoders unscaled
-    features (the decoder side always fades in); architecture
-    ``"mlp"`` for series, ``"boxhead_small"`` for 64x64 images (or
-    ``"boxhead_large"``, or the much lighter ``"burgess"`` ladder). Every layer's prior is N(0, I). Metrics: ``loss``,
-    ``reconstruction``, ``kl`` (all layers), ``kl_1`` .. ``kl_L``, ``beta`` (top
-    layer's current weight), ``alpha_1`` .. ``alpha_(L-1)``.
+    Every layer's prior is N(0, I); the module docstring describes the networks, the
+    schedules and the loss. Metrics: ``loss``, ``reconstruction``, ``kl`` (all
+    layers), ``kl_1`` .. ``kl_L``, ``beta`` (the top layer's current weight),
+    ``alpha_1`` .. ``alpha_(L-1)`` (fade-in weights).
+
+    Args:
+      input_shape: shape of one observation, e.g. ``(64,)`` or ``(64, 64, 3)``.
+      latent_dim: total number of latents, split evenly over the layers; default
+        (None): from ``latents_per_layer``, else 4 per layer.
+      latents_per_layer: latents of each layer, layer 1 (lowest) first: an int (the
+        same for every layer) or a sequence; default 4 per layer (the Boxhead paper's
+        3 x 4, section 5).
+      num_layers: number of latent layers L, default the length of
+        ``latents_per_layer``, else 3 (Boxhead paper, section 5).
+      beta: the KL weight of every faded-in layer, default 1.0; the Boxhead paper
+        sweeps 1, 5, 10, 20 (section 5).
+      beta_anneal_steps: length of the top layer's annealing from ``beta_start`` to
+        ``beta``, default 0.2 (a fifth of training); whole steps (an int; 5,000 in the
+        Boxhead paper, section 5) or a fraction of the training length (a float in
+        [0, 1], :mod:`hier_models.schedules`).
+      beta_start: the top layer's KL weight at step 0; None (the default) starts from
+        0, the Boxhead authors' code from 150 (:mod:`hier_models.protocols`).
+      fade_in_steps: length of each lower layer's fade-in, alpha rising 0 -> 1
+        (Li et al. 2020, section 3); default 0.2, or steps (5,000 in the Boxhead paper,
+        section 5).
+      stage_steps: steps between the starts of successive fade-ins (layer ``L - s``
+        starts at ``s * stage_steps``); default (None): ``fade_in_steps``, so the
+        fade-ins run back to back.
+      gamma: KL weight of a layer not yet faded in, default 0.5 (the pre-trained KL
+        penalty of Li et al. 2020's progressive scheme); 0 turns it off, as the
+        Boxhead paper's objective does (appendix A).
+      encoder_fade_in: scale a lower layer's ladder-encoder input by its fade-in
+        weight (default True, Li et al. 2020, section 3); False feeds it unscaled
+        features (the decoder side always fades in).
+      training_steps: the training length that fraction schedules refer to; default
+        (None): set by each ``fit``.
+      architecture: ``"mlp"`` (default for series), ``"boxhead_small"`` (default for
+        64x64 images), ``"boxhead_large"`` (Boxhead paper, appendix B.2) or the much
+        lighter ``"burgess"`` ladder (:mod:`hier_models.architectures`).
+      activation: Keras activation of the hidden layers; default (None): the
+        architecture's.
+      hidden_units: widths of the ``"mlp"`` ladder stages, default 256.
+      **kwargs: ``likelihood``, ``observation_std``, ``random_state``, ``name``,
+        ``trainable`` (see :class:`~hier_models.base.Autoencoder`).
+
+    Raises:
+      ValueError: layer sizes that disagree (``latent_dim``, ``latents_per_layer``,
+        ``num_layers``), a negative weight, a schedule length that is neither an int
+        >= 0 nor a float in [0, 1], a non-boolean ``encoder_fade_in``, or an
+        architecture that does not fit the input or the number of layers.
+
+    Example:
+      >>> import keras, numpy as np
+      >>> from hier_models import ProVLAE
+      >>> keras.utils.set_random_seed(0)
+      >>> x = np.random.default_rng(0).normal(size=(16, 16)).astype("float32")
+      >>> model = ProVLAE((16,), latents_per_layer=(1, 1, 2), fade_in_steps=4, beta_anneal_steps=4,
+      ...                 hidden_units=(8,), random_state=0)
+      >>> model.schedule(6)  # layer 2 fades in over steps 4-8, layer 1 over 8-12
+      {'beta': 1.0, 'alpha_1': 0.0, 'alpha_2': 0.5}
+      >>> [codes.shape for codes in model.encode_layers(x)]
+      [(16, 1), (16, 1), (16, 2)]
     """
 
 
@@ -319,9 +370,19 @@ class ProVLAE(_ProgressiveLadder):
 class ProLVAE(_ProgressiveLadder):
     """Progressive ladder VAE (pro-LVAE, Boxhead paper section 4).
 
-    Arguments and metrics as :class:`ProVLAE`. The prior of each lower layer is
+    Arguments, errors and metrics as :class:`ProVLAE`. The prior of each lower layer is
     conditioned on all layers above (an MLP with 256 hidden units on their codes)
     and the posterior merges it with the bottom-up estimate by precision weighting.
+
+    Example:
+      >>> import keras, numpy as np
+      >>> from hier_models import ProLVAE
+      >>> keras.utils.set_random_seed(0)
+      >>> model = ProLVAE((16,), latent_dim=6, num_layers=2, hidden_units=(8,), random_state=0)
+      >>> model.latents_per_layer, len(model.priors)  # one conditional prior: p(z_1 | z_2)
+      ((3, 3), 1)
+      >>> model.encode(np.zeros((5, 16), "float32")).shape
+      (5, 6)
     """
 
     conditional_prior = True

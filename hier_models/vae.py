@@ -4,6 +4,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.base import SingleLayerModel
 from hier_models.schedules import (
@@ -20,32 +21,60 @@ __all__ = ["VAE"]
 
 @keras.saving.register_keras_serializable(package="hier_models")
 class VAE(FollowsTrainingLength, SingleLayerModel):
-    """Gaussian-posterior VAE; with ``beta != 1`` the beta-VAE of Higgins et al.
-
-    ``VAE(input_shape, latent_dim=10, *, beta=1.0, beta_anneal_steps=0,
-    beta_start=None, training_steps=None, architecture=None, activation=None,
-    hidden_units=None, likelihood=None, observation_std=..., seed=None)``.
+    """Gaussian-posterior VAE; with ``beta != 1`` the beta-VAE of Higgins et al. (2017).
 
     Loss per batch: ``reconstruction + beta_t * kl`` with the analytic
-    ``kl = KL(N(mean, var) || N(0, I))`` summed over latent dimensions and
+    ``kl = KL(N(mean, var) || N(0, I))`` summed over latent dimensions (the ELBO of
+    the Boxhead paper, section 2, with the KL weighted) and
 
     ``beta_t = beta_0 + (beta - beta_0) * min(1, t / beta_anneal_steps)``
 
-    at training step t, where ``beta_0`` is ``beta_start``: None (the default) starts
-    from 0, a warm-up of the KL term; a value above ``beta`` anneals the capacity
-    constraint from strong to weak (Burgess et al. 2018, section 4), as the Boxhead
-    paper does for single-layer models (section 5: over 10,000 steps; its authors'
-    code starts at 200, :mod:`hier_models.protocols`). ``beta_anneal_steps=0``:
-    constant beta (``beta_start`` must then stay None). ``beta_anneal_steps`` is whole
-    steps (an int) or a fraction of the training length (a float in [0, 1], e.g. 0.5:
-    over the first half of the steps ``fit`` runs); ``training_steps`` fixes that
-    length instead (see :mod:`hier_models.schedules`). Metrics: ``loss``,
+    at training step t, where ``beta_0`` is ``beta_start``. Metrics: ``loss``,
     ``reconstruction``, ``kl``, ``beta`` (the current beta_t).
+
+    Args:
+      input_shape: shape of one observation, e.g. ``(64,)`` or ``(64, 64, 3)``.
+      latent_dim: number of latent dimensions, default 10 (12 in the Boxhead paper,
+        section 5).
+      beta: the KL weight once annealed, default 1.0 (the plain VAE); the Boxhead
+        paper sweeps 1, 5, 10 and 20 (section 5).
+      beta_anneal_steps: length of the annealing of beta_t, default 0 (constant beta):
+        whole steps (an int; 10,000 for the Boxhead paper's single-layer models,
+        section 5) or a fraction of the training length that ``fit`` sets (a float in
+        [0, 1], e.g. 0.5: the first half of the steps; see :mod:`hier_models.schedules`).
+      beta_start: beta_0, the KL weight at step 0. None (the default) warms the KL term
+        up from 0; a value above ``beta`` anneals the capacity constraint from strong
+        to weak (Burgess et al. 2018, section 4), as the Boxhead authors' code does
+        from 200 (:mod:`hier_models.protocols`). Needs ``beta_anneal_steps > 0``.
+      training_steps: the training length that fraction schedules refer to. Default
+        (None): set by each ``fit`` (steps taken so far plus the steps it runs); give
+        it for a custom loop or one run over several fits.
+      **kwargs: ``architecture``, ``activation``, ``hidden_units`` (see
+        :class:`~hier_models.base.SingleLayerModel`) and ``likelihood``,
+        ``observation_std``, ``random_state``, ``name``, ``trainable`` (see
+        :class:`~hier_models.base.Autoencoder`).
+
+    Raises:
+      ValueError: a negative or non-finite ``beta`` or ``beta_start``, a schedule
+        length that is neither an int >= 0 nor a float in [0, 1], a ``beta_start``
+        with constant beta, or an invalid network argument.
+
+    Example:
+      >>> import keras, numpy as np
+      >>> from hier_models import VAE
+      >>> keras.utils.set_random_seed(0)
+      >>> model = VAE((16,), latent_dim=2, beta=4.0, beta_anneal_steps=10, hidden_units=(8,), random_state=0)
+      >>> model.schedule(5)
+      {'beta': 2.0}
+      >>> model = VAE((16,), latent_dim=2, beta=4.0, beta_anneal_steps=10, beta_start=200.0, random_state=0)
+      >>> model.schedule(0), model.schedule(5), model.schedule(10)
+      ({'beta': 200.0}, {'beta': 102.0}, {'beta': 4.0})
     """
 
     loss_terms = ("loss", "reconstruction", "kl")
     encoder_heads = 2  # means and log variances
 
+    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

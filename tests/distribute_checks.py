@@ -53,7 +53,7 @@ ROWS_OF = {"AE": 17, "BetaTCVAE": 16, "AE-boxhead": 12}
 #: from one device's by float rounding only (without synchronisation, by 10%)
 LEARNING_RATE_OF = {"AE-boxhead": 1e-6}
 HIERARCHY = Hierarchy(Group(("x",), Categorical("c", (("a", Group(("p",))), ("b", Group(("q", "r")))))))
-BASE = dict(likelihood="gaussian", observation_std=1.0, seed=3)
+BASE = dict(likelihood="gaussian", observation_std=1.0, random_state=3)
 SMALL = dict(hidden_units=(16, 16))
 LADDER = dict(latents_per_layer=2, hidden_units=(16,), fade_in_steps=1, beta_anneal_steps=2)
 CASES = {
@@ -120,7 +120,7 @@ def compare_estimator(strategy, estimator: str) -> dict:
     """beta-TCVAE's terms and gradients on 2 replicas (7 + 4 rows) vs one device (11 rows)."""
     rng = np.random.default_rng(1)
     z, mean, logvar = (tf.constant(rng.normal(size=(11, 3)), tf.float32) for _ in range(3))
-    model = hier_models.BetaTCVAE((WIDTH,), latent_dim=3, dataset_size=50, estimator=estimator, seed=0)
+    model = hier_models.BetaTCVAE((WIDTH,), latent_dim=3, dataset_size=50, estimator=estimator, random_state=0)
     with tf.GradientTape() as tape:
         tape.watch([z, mean, logvar])
         whole = losses.tc_decomposition(z, mean, logvar, 50, estimator)

@@ -70,7 +70,7 @@ def test_protocol_models_anneal_beta_down_as_the_authors_did(model):
     if model not in protocols.MODELS:
         return
     settings = protocols.boxhead_settings(model, "small", 200_000)
-    built = hier_models.MODELS[model]((64, 64, 3), beta=5.0, seed=0, **{**settings, "architecture": "burgess"})
+    built = hier_models.MODELS[model]((64, 64, 3), beta=5.0, random_state=0, **{**settings, "architecture": "burgess"})
     start, anneal = (150.0, 5_000) if model in ("ProVLAE", "ProLVAE") else (200.0, 10_000)
     for t in (0, anneal // 4, anneal // 2, anneal, 2 * anneal):
         assert built.schedule(t)["beta"] == pytest.approx(start + (5.0 - start) * min(1.0, t / anneal))

@@ -109,7 +109,7 @@ def test_assignment_loss_uses_the_masked_nested_probabilities():
     - moon (shape = 0, jet undefined): 0.5^2 + 0.3^2 + 0.2^2 = 0.38;
     - the batch mean: (1.705 + 0.38) / 2 = 1.0425.
     """
-    model = COFHAE((4,), SPACESHAPES, ablation="H+A", hidden_units=(8,), seed=0)
+    model = COFHAE((4,), SPACESHAPES, ablation="H+A", hidden_units=(8,), random_state=0)
     model.compile()
     _constant_encoder(model, encoder_outputs(np.zeros(6), [0.5, 0.3, 0.2], [0.25, 0.75]).numpy()[0])
     x = np.zeros((2, 4), np.float32)
@@ -123,7 +123,7 @@ def test_assignment_loss_uses_the_masked_nested_probabilities():
 
 def test_discriminator_follows_the_main_learning_rate_schedule():
     schedule = keras.optimizers.schedules.PiecewiseConstantDecay([1, 2], [1e-3, 1e-4, 1e-5])  # steps > 1, > 2
-    model = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    model = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), random_state=0)
     model.compile(optimizer=keras.optimizers.Adam(schedule))
     disc = model.discriminator_optimizer
     assert isinstance(disc, keras.optimizers.Adam) and disc is not model.optimizer
@@ -133,14 +133,14 @@ def test_discriminator_follows_the_main_learning_rate_schedule():
         disc.iterations.assign(step)
         rates.append(float(disc.learning_rate))
     np.testing.assert_allclose(rates, [1e-3, 1e-3, 1e-4, 1e-5], rtol=1e-6)
-    constant = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    constant = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), random_state=0)
     constant.compile(optimizer=keras.optimizers.Adam(2e-3))
     assert float(constant.discriminator_optimizer.learning_rate) == pytest.approx(2e-3)
     # an explicit discriminator optimiser still wins; FactorVAE keeps its own default
-    chosen = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    chosen = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), random_state=0)
     chosen.compile(discriminator_optimizer=keras.optimizers.SGD(0.1))
     assert isinstance(chosen.discriminator_optimizer, keras.optimizers.SGD)
-    factor = FactorVAE((64,), latent_dim=2, hidden_units=(8,), discriminator_units=(8,), seed=0)
+    factor = FactorVAE((64,), latent_dim=2, hidden_units=(8,), discriminator_units=(8,), random_state=0)
     factor.compile(optimizer=keras.optimizers.Adam(schedule))
     f = factor.discriminator_optimizer
     assert (float(f.learning_rate), f.beta_1, f.beta_2) == (pytest.approx(1e-4), 0.5, 0.9)
@@ -163,7 +163,8 @@ def test_cofhae_trains_and_encodes_in_the_flat_layout(chopsticks, tmp_path):
     gt, factors, series = chopsticks
     h = gt.hierarchy
     targets = targets_from_factors(h, factors)
-    model = COFHAE((64,), h, lambda_assign=100.0, lambda_tc=1.0, hidden_units=(64, 64), discriminator_units=(64, 64), seed=3)
+    model = COFHAE((64,), h, lambda_assign=100.0, lambda_tc=1.0, hidden_units=(64, 64), discriminator_units=(64, 64),
+                   random_state=3)
     history = _train(model, series, targets, epochs=25)
     assert history["loss"][-1] < history["loss"][0]
     assert history["assignment"][-1] < 0.5 * history["assignment"][0]
@@ -185,7 +186,7 @@ def test_cofhae_trains_and_encodes_in_the_flat_layout(chopsticks, tmp_path):
 @pytest.mark.parametrize("ablation", ["H", "H+A+TC(Z)", "H+A+Z"])
 def test_ablations_train(chopsticks, ablation):
     gt, factors, series = chopsticks
-    model = COFHAE((64,), gt.hierarchy, ablation=ablation, hidden_units=(32,), discriminator_units=(32,), seed=0)
+    model = COFHAE((64,), gt.hierarchy, ablation=ablation, hidden_units=(32,), discriminator_units=(32,), random_state=0)
     targets = targets_from_factors(gt.hierarchy, factors)
     history = _train(model, series[:256], targets[:256], epochs=2)
     assert np.isfinite(history["loss"]).all()
@@ -203,7 +204,7 @@ def test_bad_input(chopsticks):
         COFHAE((64,), gt.hierarchy, tau=0)
     with pytest.raises(ValueError, match="hierarchy must be a hier_datasets.Hierarchy"):
         COFHAE((64,), [{"type": "continuous"}])
-    model = COFHAE((64,), gt.hierarchy, hidden_units=(16,), discriminator_units=(16,), seed=0)
+    model = COFHAE((64,), gt.hierarchy, hidden_units=(16,), discriminator_units=(16,), random_state=0)
     model.compile()
     wrong = tf.data.Dataset.from_tensor_slices((series[:32], np.zeros((32, 3), np.float32))).batch(16)
     with pytest.raises(ValueError, match=r"targets must have shape \(n, 9\)"):
@@ -234,7 +235,7 @@ def test_a_hierarchy_without_categoricals_trains_and_encodes():
     the loss still falls."""
     flat = Hierarchy(Group(("z0", "z1")))
     x = np.random.default_rng(0).normal(size=(64, 8)).astype("float32")
-    model = COFHAE((8,), flat, hidden_units=(16,), discriminator_units=(16,), seed=0)
+    model = COFHAE((8,), flat, hidden_units=(16,), discriminator_units=(16,), random_state=0)
     model.compile(optimizer="adam")
     history = model.fit(x, targets_from_assignments(flat, np.zeros(64, int)), epochs=3, batch_size=32, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]

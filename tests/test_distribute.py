@@ -197,7 +197,7 @@ def test_one_device_needs_no_share():
 
 
 def test_a_model_built_outside_the_scope_is_refused():
-    model = hier_models.AE((6,), latent_dim=2, hidden_units=(4,), seed=0)
+    model = hier_models.AE((6,), latent_dim=2, hidden_units=(4,), random_state=0)
     with distribute.get_strategy("mirrored").scope():
         with pytest.raises(ValueError, match=r"build the model inside strategy.scope\(\)"):
             model.compile()
@@ -207,7 +207,7 @@ def test_optimisers_are_recreated_in_the_model_scope():
     strategy = distribute.get_strategy("mirrored")
     main_optimizer = keras.optimizers.SGD(0.25)
     with strategy.scope():
-        model = hier_models.FactorVAE((6,), latent_dim=2, hidden_units=(4,), discriminator_units=(4,), seed=0)
+        model = hier_models.FactorVAE((6,), latent_dim=2, hidden_units=(4,), discriminator_units=(4,), random_state=0)
     model.compile(optimizer=main_optimizer, discriminator_optimizer=keras.optimizers.Adam(0.5))
     assert model.optimizer is not main_optimizer
     assert model.optimizer.get_config()["learning_rate"] == 0.25
@@ -220,7 +220,7 @@ def test_optimisers_are_recreated_in_the_model_scope():
     used = keras.optimizers.SGD(0.1)
     used.build([keras.Variable(np.zeros(2, "float32"))])
     with strategy.scope():
-        other = hier_models.AE((6,), latent_dim=2, hidden_units=(4,), seed=0)
+        other = hier_models.AE((6,), latent_dim=2, hidden_units=(4,), random_state=0)
     with pytest.raises(ValueError, match="optimizer was created and used outside"):
         other.compile(optimizer=used)
 

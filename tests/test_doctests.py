@@ -20,6 +20,13 @@ MODULES = [
     "hier_metrics.paths",
     "hier_metrics.r4",
     "hier_metrics.sap",
+    "hier_models.ae",
+    "hier_models.base",
+    "hier_models.beta_tcvae",
+    "hier_models.cofhae",
+    "hier_models.factor_vae",
+    "hier_models.ladders",
+    "hier_models.vae",
 ]
 
 

@@ -259,7 +259,7 @@ def test_permute_dims_keeps_every_marginal_and_breaks_dependence():
 
 def test_vae_kl_metric_equals_the_closed_form_of_its_posteriors():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.VAE((64,), latent_dim=5, seed=0)
+    model = hier_models.VAE((64,), latent_dim=5, random_state=0)
     model.compile()
     mean, logvar = (t.numpy().astype(np.float64) for t in model.posterior(x))
     closed = np.mean(0.5 * np.sum(mean**2 + np.exp(logvar) - 1 - logvar, axis=1))

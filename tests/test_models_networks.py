@@ -23,9 +23,9 @@ def test_default_architecture_follows_the_input_shape(shape, ladder, expected):
 
 
 def test_models_pick_their_architecture_from_the_input_shape():
-    assert hier_models.VAE((64,), seed=0).architecture == "mlp"
-    assert hier_models.VAE((64, 64, 1), seed=0).architecture == "burgess"
-    assert hier_models.ProVLAE((64,), seed=0).architecture == "mlp"
+    assert hier_models.VAE((64,), random_state=0).architecture == "mlp"
+    assert hier_models.VAE((64, 64, 1), random_state=0).architecture == "burgess"
+    assert hier_models.ProVLAE((64,), random_state=0).architecture == "mlp"
     with pytest.raises(ValueError, match="no default architecture"):
         hier_models.default_architecture((28, 28, 1))
 
@@ -69,11 +69,11 @@ def test_boxhead_single_layer_networks(name):
 
 
 def test_activation_override_gives_a_smooth_autoencoder():
-    ae = hier_models.AE((64,), latent_dim=5, activation="softplus", seed=0)
+    ae = hier_models.AE((64,), latent_dim=5, activation="softplus", random_state=0)
     for net in (ae.encoder, ae.decoder):
         acts = {layer.activation.__name__ for layer in layers_of(net, keras.layers.Activation)}
         assert acts == {"softplus"}
-    relu = hier_models.AE((64,), latent_dim=5, seed=0)
+    relu = hier_models.AE((64,), latent_dim=5, random_state=0)
     assert {layer.activation.__name__ for layer in layers_of(relu.encoder, keras.layers.Activation)} == {"relu"}
 
 
@@ -99,8 +99,8 @@ def test_ladder_networks_fit_together(shape, arch):
 
 
 def test_vlae_has_no_prior_networks_and_lvae_does():
-    assert hier_models.ProVLAE((64,), seed=0).priors == []
-    assert len(hier_models.ProLVAE((64,), seed=0).priors) == 2
+    assert hier_models.ProVLAE((64,), random_state=0).priors == []
+    assert len(hier_models.ProLVAE((64,), random_state=0).priors) == 2
 
 
 def test_boxhead_ladder_spec_matches_the_appendix_tables():
@@ -126,7 +126,7 @@ def test_old_spec_names_are_deprecated_aliases():
 @pytest.mark.slow
 @pytest.mark.parametrize("name, params", [("boxhead_small", 158_978_091), ("boxhead_large", 210_757_931)])
 def test_boxhead_ladders_build_and_train_a_step(name, params):
-    model = hier_models.ProLVAE((64, 64, 3), architecture=name, seed=0)
+    model = hier_models.ProLVAE((64, 64, 3), architecture=name, random_state=0)
     nets = [*model.bottom_up, *model.ladder_encoders, *model.posterior_heads, *model.ladder_decoders,
             *model.top_down, model.output_network, *model.priors]
     assert sum(n.count_params() for n in nets) == params

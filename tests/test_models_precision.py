@@ -34,7 +34,7 @@ def _series(n=256):
 @pytest.mark.parametrize("cls, kwargs", CASES, ids=[cls.__name__ for cls, _ in CASES])
 def test_models_train_under_a_mixed_policy(policy, cls, kwargs):
     x = _series()
-    model = cls((64,), seed=0, **kwargs)
+    model = cls((64,), random_state=0, **kwargs)
     model.compile()
     assert model.dtype_policy.compute_dtype == policy.split("_")[1]
     history = model.fit(x, batch_size=64, epochs=3, verbose=0).history
@@ -48,7 +48,8 @@ def test_models_train_under_a_mixed_policy(policy, cls, kwargs):
 @pytest.mark.parametrize("policy", ["mixed_bfloat16"], indirect=True)
 def test_cofhae_trains_under_a_mixed_policy(policy):
     hierarchy = ground_truth("chopsticks/depth2_either").hierarchy
-    model = hier_models.COFHAE((64,), hierarchy, ablation="H+TC(Z|on)", hidden_units=(32,), discriminator_units=(32,), seed=0)
+    model = hier_models.COFHAE((64,), hierarchy, ablation="H+TC(Z|on)", hidden_units=(32,), discriminator_units=(32,),
+                               random_state=0)
     model.compile()
     history = model.fit(_series(), batch_size=64, epochs=3, verbose=0).history
     assert np.all(np.isfinite(history["loss"])) and np.all(np.isfinite(history["discriminator_loss"]))
@@ -61,9 +62,9 @@ def test_cofhae_trains_under_a_mixed_policy(policy):
 def test_float16_steps_scale_the_loss_and_match_float32_steps(policy):
     x = _series(64)
     keras.mixed_precision.set_global_policy("float32")
-    reference = hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32,), seed=0)
+    reference = hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32,), random_state=0)
     keras.mixed_precision.set_global_policy(policy)
-    model = hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32,), seed=0)
+    model = hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32,), random_state=0)
     model.set_weights(reference.get_weights())
     deltas = []
     for m in (reference, model):
@@ -85,9 +86,9 @@ def test_float16_steps_scale_the_loss_and_match_float32_steps(policy):
 
 @pytest.mark.parametrize("build", [
     lambda dtype: hier_models.FactorVAE((64,), latent_dim=4, discriminator_units=(32, 32), discriminator_dtype=dtype,
-                                        seed=0),
+                                        random_state=0),
     lambda dtype: hier_models.COFHAE((64,), ground_truth("chopsticks/depth2_either").hierarchy, ablation="H+TC(Z|on)",
-                                     hidden_units=(32,), discriminator_units=(32, 32), discriminator_dtype=dtype, seed=0),
+                                     hidden_units=(32,), discriminator_units=(32, 32), discriminator_dtype=dtype, random_state=0),
 ], ids=["FactorVAE", "COFHAE"])
 def test_discriminator_alone_in_bfloat16(build):
     """discriminator_dtype='mixed_bfloat16': the discriminator's hidden layers compute in

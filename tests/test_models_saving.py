@@ -56,7 +56,7 @@ NON_DEFAULT = {
     "hidden_units": (8, 8),
     "likelihood": "bernoulli",
     "observation_std": 0.5,
-    "seed": 3,
+    "random_state": 3,
     "name": "configured",
     "trainable": False,
     "beta": 2.5,
@@ -86,7 +86,7 @@ ALL_MODELS = [*hier_models.MODELS.values(), hier_models.COFHAE]
 @pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
 def test_config_holds_every_constructor_argument(cls):
     arguments = constructor_arguments(cls)
-    assert {"input_shape", "seed", "name"} <= set(arguments)
+    assert {"input_shape", "random_state", "name"} <= set(arguments)
     missing = sorted(set(arguments) - set(NON_DEFAULT))
     assert not missing, f"give {cls.__name__}'s new arguments {missing} a non-default value in NON_DEFAULT"
     given = {name: NON_DEFAULT[name] for name in arguments}
@@ -108,7 +108,7 @@ def series():
 
 def _trained(cls, kwargs, data, epochs):
     keras.utils.set_random_seed(0)
-    model = cls((64,), seed=5, hidden_units=(64,), **kwargs)
+    model = cls((64,), random_state=5, hidden_units=(64,), **kwargs)
     model.compile(optimizer="adam")
     model.fit(data, epochs=epochs, verbose=0)
     return model
@@ -143,7 +143,7 @@ def test_save_load_and_resume(cls, kwargs, series, tmp_path):
 def test_image_model_round_trip(tmp_path):
     _, images = hier_datasets.ground_truth("spaceshapes").sample(32, random_state=0)
     images = images.astype(np.float32)
-    model = hier_models.ProLVAE((64, 64, 1), architecture="burgess", fade_in_steps=2, seed=3)
+    model = hier_models.ProLVAE((64, 64, 1), architecture="burgess", fade_in_steps=2, random_state=3)
     model.compile()
     model.fit(images, batch_size=8, epochs=1, verbose=0)
     model.save(tmp_path / "ladder.keras")
@@ -156,7 +156,7 @@ def test_image_model_round_trip(tmp_path):
 
 
 def test_uncompiled_model_round_trips_and_can_then_be_compiled(tmp_path, series):
-    model = hier_models.AE((64,), latent_dim=3, activation="softplus", seed=1)
+    model = hier_models.AE((64,), latent_dim=3, activation="softplus", random_state=1)
     model.save(tmp_path / "ae.keras")
     loaded = keras.models.load_model(tmp_path / "ae.keras")
     np.testing.assert_array_equal(loaded.encode(series), model.encode(series))
@@ -166,7 +166,85 @@ def test_uncompiled_model_round_trips_and_can_then_be_compiled(tmp_path, series)
     assert loaded.step == 2
 
 
-def test_seed_is_recorded_when_drawn_at_random():
+def test_random_state_is_recorded_when_drawn_at_random():
     model = hier_models.VAE((64,), latent_dim=2)
-    assert isinstance(model.get_config()["seed"], int)
-    assert hier_models.VAE.from_config(model.get_config()).seed == model.seed
+    assert isinstance(model.get_config()["random_state"], int)
+    assert hier_models.VAE.from_config(model.get_config()).random_state == model.random_state
+
+
+@pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
+def test_config_saved_before_the_rename_still_loads(cls, recwarn):
+    """A config written while the argument was called ``seed`` (models saved by
+    earlier versions) builds the same model, without a warning: the file is not the
+    caller's code."""
+    config = cls(**{name: NON_DEFAULT[name] for name in constructor_arguments(cls)}).get_config()
+    old = {("seed" if key == "random_state" else key): value for key, value in config.items()}
+    assert "random_state" not in old and old["seed"] == 3
+    assert cls.from_config(old).get_config() == config
+    assert not [w for w in recwarn if "'seed' is deprecated" in str(w.message)]
+    with pytest.raises(ValueError, match="both 'seed' and its new name 'random_state'"):
+        cls.from_config({**config, "seed": 3})
+
+
+def test_model_saved_with_a_seed_config_loads(tmp_path, series):
+    """A ``.keras`` file whose config says ``seed`` (rewritten here to look like one
+    saved before the rename) loads with that seed and encodes as the saved model."""
+    import zipfile
+
+    model = hier_models.AE((64,), latent_dim=3, hidden_units=(16,), random_state=9)
+    model.save(tmp_path / "new.keras")
+    with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(tmp_path / "old.keras", "w") as old:
+        for item in new.infolist():
+            data = new.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["config"]["seed"] = config["config"].pop("random_state")
+                data = json.dumps(config).encode()
+            old.writestr(item, data)
+    loaded = keras.models.load_model(tmp_path / "old.keras")
+    assert loaded.random_state == 9 and loaded.get_config() == model.get_config()
+    np.testing.assert_array_equal(loaded.encode(series), model.encode(series))
+
+
+def _one_step(cls, series, **seeding):
+    """``cls`` built on tiny networks after ``keras.utils.set_random_seed(0)`` (the
+    initial weights) and trained one step on a fixed batch (the sampling noise and the
+    TC permutations come from the model's seed)."""
+    options = {"hidden_units": (8,), "name": "model"}
+    if cls is hier_models.COFHAE:
+        options.update(hierarchy=TINY_HIERARCHY, ablation="H+TC(Z|on)", discriminator_units=(8,))
+    elif cls is hier_models.FactorVAE:
+        options["discriminator_units"] = (8,)
+    keras.utils.set_random_seed(0)
+    model = cls((64,), **options, **seeding)
+    model.compile(optimizer="adam")
+    model.fit(series[:16], batch_size=16, epochs=1, verbose=0)
+    return model
+
+
+@pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
+def test_old_seed_keyword_warns_and_gives_the_same_model(cls, series):
+    with pytest.warns(DeprecationWarning, match=r"'seed' is deprecated, use 'random_state'") as caught:
+        old = _one_step(cls, series, seed=4)
+    renamed = [w for w in caught if "'seed' is deprecated" in str(w.message)]
+    assert len(renamed) == 1, "one warning per construction"
+    assert renamed[0].filename == __file__, "the warning points at the caller's line"
+    new = _one_step(cls, series, random_state=4)
+    assert old.random_state == new.random_state == 4 and old.get_config() == new.get_config()
+    assert old.step == new.step == 1
+    for a, b in zip(old.weights, new.weights, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    with pytest.raises(TypeError, match="pass random_state= only"):
+        cls((64,), seed=4, random_state=4)
+
+
+def test_random_state_sets_the_noise_and_is_checked(series):
+    first, other = (_one_step(hier_models.VAE, series, random_state=s) for s in (4, 5))
+    # same initial weights, other sampling noise: the first step moves the weights differently
+    assert any(not np.array_equal(a.numpy(), b.numpy()) for a, b in zip(first.weights, other.weights))
+    drawn = _one_step(hier_models.VAE, series, random_state=np.random.default_rng(0))
+    assert drawn.random_state == hier_datasets.validation.check_seed(np.random.default_rng(0))
+    with pytest.raises(TypeError, match="random_state must be an integer seed >= 0 or a numpy Generator"):
+        hier_models.AE((64,), random_state="one")
+    with pytest.raises(ValueError, match="random_state must be an integer seed >= 0"):
+        hier_models.AE((64,), random_state=-1)

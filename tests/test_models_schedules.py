@@ -59,7 +59,7 @@ def test_ladder_fade_in_default_timeline():
 
 @pytest.mark.parametrize("cls", LADDERS)
 def test_ladder_model_schedule_matches_the_documented_values(cls):
-    model = cls((64,), beta=4.0, beta_anneal_steps=5_000, fade_in_steps=5_000, seed=0)
+    model = cls((64,), beta=4.0, beta_anneal_steps=5_000, fade_in_steps=5_000, random_state=0)
     assert model.schedule(0) == pytest.approx({"beta": 0.0, "alpha_1": 0.0, "alpha_2": 0.0})
     assert model.schedule(2_500) == pytest.approx({"beta": 2.0, "alpha_1": 0.0, "alpha_2": 0.0})
     assert model.schedule(7_500) == pytest.approx({"beta": 4.0, "alpha_1": 0.0, "alpha_2": 0.5})
@@ -69,9 +69,9 @@ def test_ladder_model_schedule_matches_the_documented_values(cls):
 
 
 def test_vae_beta_schedule_on_the_model():
-    model = hier_models.VAE((64,), beta=6.0, beta_anneal_steps=10_000, seed=0)
+    model = hier_models.VAE((64,), beta=6.0, beta_anneal_steps=10_000, random_state=0)
     assert model.schedule(5_000) == pytest.approx({"beta": 3.0})
-    assert hier_models.BetaTCVAE((64,), beta=6.0, seed=0).schedule(0) == pytest.approx({"beta": 6.0})
+    assert hier_models.BetaTCVAE((64,), beta=6.0, random_state=0).schedule(0) == pytest.approx({"beta": 6.0})
 
 
 class _Recorder(keras.callbacks.Callback):
@@ -85,7 +85,7 @@ class _Recorder(keras.callbacks.Callback):
 
 def test_metrics_report_the_schedule_at_each_training_step():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.ProVLAE((64,), beta=2.0, beta_anneal_steps=8, fade_in_steps=4, hidden_units=(32,), seed=0)
+    model = hier_models.ProVLAE((64,), beta=2.0, beta_anneal_steps=8, fade_in_steps=4, hidden_units=(32,), random_state=0)
     model.compile()
     recorder = _Recorder()
     model.fit(x, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=[recorder])
@@ -98,7 +98,7 @@ def test_metrics_report_the_schedule_at_each_training_step():
 
 
 def test_faded_out_layers_do_not_reach_the_decoder():
-    model = hier_models.ProVLAE((64,), hidden_units=(32,), fade_in_steps=10, seed=0)
+    model = hier_models.ProVLAE((64,), hidden_units=(32,), fade_in_steps=10, random_state=0)
     rng = np.random.default_rng(1)
     z = rng.standard_normal((4, 12)).astype(np.float32)
     z_other = z.copy()
@@ -111,7 +111,7 @@ def test_faded_out_layers_do_not_reach_the_decoder():
 def test_lower_layer_kl_enters_the_loss_once_faded_in():
     x = np.random.default_rng(0).normal(0, 0.3, (32, 64)).astype(np.float32)
     model = hier_models.ProVLAE((64,), beta=3.0, beta_anneal_steps=0, fade_in_steps=10, gamma=0.0, hidden_units=(32,),
-                                seed=0)
+                                random_state=0)
     model.compile()
     before = model.evaluate(x, batch_size=32, verbose=0, return_dict=True)
     assert before["loss"] == pytest.approx(before["reconstruction"] + 3.0 * before["kl_3"], rel=1e-5)
@@ -136,13 +136,13 @@ def test_schedule_lengths_are_steps_or_fractions():
     for cls, arg in ((hier_models.VAE, "beta_anneal_steps"), (hier_models.ProVLAE, "stage_steps"),
                      (hier_models.ProLVAE, "fade_in_steps")):
         with pytest.raises(ValueError, match=arg):
-            cls((64,), seed=0, **{arg: 2.0})
+            cls((64,), random_state=0, **{arg: 2.0})
     with pytest.raises(ValueError, match="training_steps"):
-        hier_models.VAE((64,), training_steps=0, seed=0)
+        hier_models.VAE((64,), training_steps=0, random_state=0)
     with pytest.raises(ValueError, match="gamma"):
-        hier_models.ProVLAE((64,), gamma=-1.0, seed=0)
+        hier_models.ProVLAE((64,), gamma=-1.0, random_state=0)
     with pytest.raises(ValueError, match="encoder_fade_in"):
-        hier_models.ProVLAE((64,), encoder_fade_in="yes", seed=0)
+        hier_models.ProVLAE((64,), encoder_fade_in="yes", random_state=0)
 
 
 def test_fit_steps_counts_what_keras_fit_runs():
@@ -159,7 +159,7 @@ def test_fit_steps_counts_what_keras_fit_runs():
 @pytest.mark.parametrize("cls", LADDERS)
 def test_default_ladder_schedule_follows_a_16_step_fit(cls):
     """Defaults are fractions 0.2: layer 2 fades in over steps 3-6 of 16, layer 1 over 6-9."""
-    model = cls((64,), beta=2.0, hidden_units=(32,), seed=0)
+    model = cls((64,), beta=2.0, hidden_units=(32,), random_state=0)
     assert model.training_steps is None and model.schedule(10**6) == {"beta": 0.0, "alpha_1": 0.0, "alpha_2": 0.0}
     model.compile()
     x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
@@ -176,7 +176,7 @@ def test_default_ladder_schedule_follows_a_16_step_fit(cls):
 
 @pytest.mark.parametrize("cls", LADDERS)
 def test_every_latent_changes_the_reconstruction_after_a_16_step_fit(cls):
-    model = cls((64,), hidden_units=(32,), seed=0)
+    model = cls((64,), hidden_units=(32,), random_state=0)
     model.compile()
     x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
     model.fit(x, batch_size=8, epochs=1, verbose=0)
@@ -192,12 +192,12 @@ def test_every_latent_changes_the_reconstruction_after_a_16_step_fit(cls):
 
 def test_absolute_schedules_warn_when_the_run_is_too_short():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.ProVLAE((64,), fade_in_steps=5_000, beta_anneal_steps=5_000, hidden_units=(16,), seed=0)
+    model = hier_models.ProVLAE((64,), fade_in_steps=5_000, beta_anneal_steps=5_000, hidden_units=(16,), random_state=0)
     model.compile()
     with pytest.warns(UserWarning, match=r"ends at step 8 but .*fade-in of layer 1 ends at step 15000"):
         model.fit(x, batch_size=8, epochs=1, verbose=0)
     assert model.training_steps is None and model.schedule() == pytest.approx({"beta": 0.0016, "alpha_1": 0.0, "alpha_2": 0.0})
-    vae = hier_models.VAE((64,), beta_anneal_steps=10_000, hidden_units=(16,), seed=0)
+    vae = hier_models.VAE((64,), beta_anneal_steps=10_000, hidden_units=(16,), random_state=0)
     vae.compile()
     with pytest.warns(UserWarning, match="beta annealing ends at step 10000"):
         vae.fit(x, batch_size=8, epochs=1, verbose=0)
@@ -205,14 +205,14 @@ def test_absolute_schedules_warn_when_the_run_is_too_short():
 
 def test_a_fixed_training_length_is_kept_across_fits():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, training_steps=32, hidden_units=(16,), seed=0)
+    model = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, training_steps=32, hidden_units=(16,), random_state=0)
     model.compile()
     model.fit(x, batch_size=8, epochs=1, verbose=0)  # steps 0-7 of a planned 32: anneal over 16
     assert model.training_steps == 32 and model.schedule() == pytest.approx({"beta": 2.0})
     model.fit(x, batch_size=8, epochs=1, verbose=0)
     assert model.step == 16 and model.schedule() == pytest.approx({"beta": 4.0})
     # without a fixed length, each fit plans the steps so far plus its own
-    free = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, hidden_units=(16,), seed=0)
+    free = hier_models.VAE((64,), beta=4.0, beta_anneal_steps=0.5, hidden_units=(16,), random_state=0)
     free.compile()
     free.fit(x, batch_size=8, epochs=1, verbose=0)
     assert free.training_steps == 8
@@ -222,7 +222,7 @@ def test_a_fixed_training_length_is_kept_across_fits():
 
 def test_fractions_need_a_known_length():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.VAE((64,), beta_anneal_steps=0.5, hidden_units=(16,), seed=0)
+    model = hier_models.VAE((64,), beta_anneal_steps=0.5, hidden_units=(16,), random_state=0)
     model.compile()
     endless = tf.data.Dataset.from_tensor_slices(x).batch(8).repeat()
     with pytest.raises(ValueError, match="steps_per_epoch"):
@@ -243,7 +243,7 @@ def test_gamma_weighs_the_kl_of_layers_not_yet_faded_in(cls):
     x = _batch()
     # without the encoder fade-in the lower layers' KL is not 0 before they fade in
     model = cls((64,), beta=3.0, beta_anneal_steps=0, fade_in_steps=10, gamma=0.5, encoder_fade_in=False,
-                hidden_units=(32,), seed=0)
+                hidden_units=(32,), random_state=0)
     model.compile()
     at_0 = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
     assert at_0["kl_1"] > 1e-3 and at_0["kl_2"] > 1e-3
@@ -269,7 +269,7 @@ def test_encoder_fade_in_scales_the_ladder_encoders_input(encoder_fade_in):
     encoder reads 0.5 h_2 (with the encoder fade-in) or h_2 (without)."""
     x = _batch()
     model = hier_models.ProVLAE((64,), beta_anneal_steps=0, fade_in_steps=10, encoder_fade_in=encoder_fade_in,
-                                hidden_units=(32,), seed=0)
+                                hidden_units=(32,), random_state=0)
     model.compile()
     model._step.assign(15)
     assert model.schedule()["alpha_2"] == 0.5
@@ -287,11 +287,11 @@ def test_a_layer_not_faded_in_encodes_nothing_of_the_input():
     """pro-VLAE; a pro-LVAE layer also reads the layers above through its prior."""
     cls = hier_models.ProVLAE
     x = _batch()
-    faded = cls((64,), fade_in_steps=10, hidden_units=(32,), seed=0)
+    faded = cls((64,), fade_in_steps=10, hidden_units=(32,), random_state=0)
     codes = faded.encode(x)  # step 0: alpha_1 = alpha_2 = 0
     np.testing.assert_allclose(codes[:, :4], np.broadcast_to(codes[:1, :4], (16, 4)), atol=1e-6)
     assert codes[:, 8:].std(axis=0).min() > 0  # the top layer reads the input
-    open_encoder = cls((64,), fade_in_steps=10, encoder_fade_in=False, hidden_units=(32,), seed=0)
+    open_encoder = cls((64,), fade_in_steps=10, encoder_fade_in=False, hidden_units=(32,), random_state=0)
     assert open_encoder.encode(x)[:, :4].std(axis=0).min() > 0
 
 
@@ -314,18 +314,18 @@ def test_annealed_weight_from_a_start_value():
 
 @pytest.mark.parametrize("cls", [hier_models.VAE, hier_models.BetaTCVAE, hier_models.FactorVAE])
 def test_single_layer_beta_annealed_down_from_beta_start(cls):
-    model = cls((64,), beta=5.0, beta_anneal_steps=10_000, beta_start=200.0, hidden_units=(16,), seed=0)
+    model = cls((64,), beta=5.0, beta_anneal_steps=10_000, beta_start=200.0, hidden_units=(16,), random_state=0)
     for t in (0, 1, 2_500, 7_500, 10_000, 25_000):
         assert model.schedule(t) == pytest.approx({"beta": _beta_t(5.0, 200.0, 10_000, t)})
     assert model.schedule(5_000) == pytest.approx({"beta": 102.5})
     # the default (None) is today's warm-up from 0, in every model
-    warm = cls((64,), beta=5.0, beta_anneal_steps=10_000, hidden_units=(16,), seed=0)
+    warm = cls((64,), beta=5.0, beta_anneal_steps=10_000, hidden_units=(16,), random_state=0)
     assert [warm.schedule(t)["beta"] for t in (0, 5_000, 10_000)] == pytest.approx([0.0, 2.5, 5.0])
 
 
 @pytest.mark.parametrize("cls", LADDERS)
 def test_ladder_top_beta_annealed_down_from_beta_start(cls):
-    model = cls((64,), beta=10.0, beta_anneal_steps=5_000, beta_start=150.0, fade_in_steps=5_000, seed=0)
+    model = cls((64,), beta=10.0, beta_anneal_steps=5_000, beta_start=150.0, fade_in_steps=5_000, random_state=0)
     for t in (0, 1_000, 2_500, 4_999, 5_000, 12_500):
         assert model.schedule(t)["beta"] == pytest.approx(_beta_t(10.0, 150.0, 5_000, t))
     assert model.schedule(2_500) == pytest.approx({"beta": 80.0, "alpha_1": 0.0, "alpha_2": 0.0})
@@ -334,7 +334,7 @@ def test_ladder_top_beta_annealed_down_from_beta_start(cls):
 
 def test_beta_start_follows_a_fraction_schedule_set_by_fit():
     x = _batch()
-    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=0.5, beta_start=50.0, hidden_units=(16,), seed=0)
+    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=0.5, beta_start=50.0, hidden_units=(16,), random_state=0)
     assert model.schedule(10**6) == {"beta": 50.0}  # training length unknown: the step-0 value
     model.compile(optimizer="adam")
     model.fit(x, batch_size=4, epochs=2, verbose=0)  # 8 steps: annealing over the first 4
@@ -344,7 +344,7 @@ def test_beta_start_follows_a_fraction_schedule_set_by_fit():
 
 def test_vae_loss_uses_the_annealed_beta():
     x = _batch()
-    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=8, beta_start=10.0, hidden_units=(16,), seed=0)
+    model = hier_models.VAE((64,), beta=2.0, beta_anneal_steps=8, beta_start=10.0, hidden_units=(16,), random_state=0)
     model.compile()
     model._step.assign(2)  # beta_t = 10 + (2 - 10) * 2 / 8 = 8
     terms = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
@@ -357,7 +357,7 @@ def test_beta_tcvae_anneals_the_tc_weight_from_beta_start():
     KL + (alpha-1) MI + (beta_t-1) TC + (gamma-1) DWKL; without it the whole penalty
     is warmed up, r_t (KL + (alpha-1) MI + (beta-1) TC + (gamma-1) DWKL)."""
     x = _batch()
-    kwargs = dict(beta=4.0, alpha=1.5, gamma=2.0, beta_anneal_steps=8, hidden_units=(16,), seed=0)
+    kwargs = dict(beta=4.0, alpha=1.5, gamma=2.0, beta_anneal_steps=8, hidden_units=(16,), random_state=0)
     annealed = hier_models.BetaTCVAE((64,), beta_start=20.0, **kwargs)
     annealed.compile()
     annealed._step.assign(4)  # beta_t = 20 + (4 - 20) / 2 = 12
@@ -378,7 +378,7 @@ def test_beta_tcvae_anneals_the_tc_weight_from_beta_start():
 def test_ladder_loss_uses_the_annealed_top_beta(cls):
     x = _batch()
     model = cls((64,), beta=3.0, beta_anneal_steps=10, beta_start=23.0, fade_in_steps=10, gamma=0.5,
-                encoder_fade_in=False, hidden_units=(32,), seed=0)
+                encoder_fade_in=False, hidden_units=(32,), random_state=0)
     model.compile()
     model._step.assign(5)  # top: 23 + (3 - 23) / 2 = 13; layers 1 and 2 not started: gamma
     t = model.evaluate(x, batch_size=16, verbose=0, return_dict=True)
@@ -391,16 +391,16 @@ def test_ladder_loss_uses_the_annealed_top_beta(cls):
 def test_bad_beta_start_is_named(cls):
     for bad in (-1.0, float("nan"), "200", True):
         with pytest.raises(ValueError, match="beta_start"):
-            cls((64,), beta_anneal_steps=10, beta_start=bad, hidden_units=(16,), seed=0)
+            cls((64,), beta_anneal_steps=10, beta_start=bad, hidden_units=(16,), random_state=0)
     for constant in (0, 0.0):  # a start value with a constant beta would be ignored
         with pytest.raises(ValueError, match="beta_start=200 needs beta_anneal_steps > 0"):
-            cls((64,), beta_anneal_steps=constant, beta_start=200.0, hidden_units=(16,), seed=0)
+            cls((64,), beta_anneal_steps=constant, beta_start=200.0, hidden_units=(16,), random_state=0)
 
 
 @pytest.mark.parametrize("cls", [hier_models.VAE, hier_models.ProLVAE])
 def test_configs_without_beta_start_load_as_before(cls):
     """A model saved before beta_start existed has no such key: it loads as a warm-up."""
-    model = cls((64,), beta=4.0, beta_anneal_steps=100, hidden_units=(16,), seed=0)
+    model = cls((64,), beta=4.0, beta_anneal_steps=100, hidden_units=(16,), random_state=0)
     config = model.get_config()
     assert config["beta_start"] is None
     del config["beta_start"]

@@ -46,7 +46,7 @@ def _train_and_encode(cls, kwargs, name, input_shape, data_dir, epochs, latent_d
     test = hier_models.pipeline(name, "test", 64, data_dir=data_dir, shuffle=False)
     args = {} if cls in (hier_models.ProVLAE, hier_models.ProLVAE) else {"latent_dim": latent_dim}
     keras.utils.set_random_seed(0)  # the initial weights: without it the margins vary from run to run
-    model = cls(input_shape, seed=0, **args, **kwargs)
+    model = cls(input_shape, random_state=0, **args, **kwargs)
     model.compile(optimizer=optimizer)
     history = model.fit(train, epochs=epochs, verbose=0).history
     codes = model.encode(test)
@@ -83,7 +83,7 @@ def test_rgb_images_train_and_encode(cls):
     nats per image (summed over pixels and channels, not averaged)."""
     images = np.random.default_rng(0).random((16, 64, 64, 3)).astype(np.float32)
     kwargs = {"architecture": "burgess"} if cls is hier_models.ProLVAE else {"latent_dim": 5}
-    model = cls((64, 64, 3), seed=0, **kwargs)
+    model = cls((64, 64, 3), random_state=0, **kwargs)
     model.compile()
     history = model.fit(images, batch_size=8, epochs=2, verbose=0).history
     assert history["reconstruction"][-1] == pytest.approx(64 * 64 * 3 * math.log(2), rel=1e-3)
@@ -95,7 +95,7 @@ def test_rgb_images_train_and_encode(cls):
 
 
 def test_encode_accepts_arrays_and_datasets_alike(tiny_data_dir):
-    model = hier_models.AE((64,), latent_dim=3, seed=0)
+    model = hier_models.AE((64,), latent_dim=3, random_state=0)
     pairs = hier_models.pipeline(CHOPSTICKS, "test", 50, data_dir=tiny_data_dir, shuffle=False, with_factors=True)
     from_dataset = model.encode(pairs)
     array = np.concatenate([x.numpy() for x, _ in pairs])
@@ -105,7 +105,7 @@ def test_encode_accepts_arrays_and_datasets_alike(tiny_data_dir):
 
 def test_fit_shuffles_arrays_but_leaves_pipelines_to_shuffle_themselves(tiny_data_dir):
     train = hier_models.pipeline(CHOPSTICKS, "train", 32, data_dir=tiny_data_dir, random_state=0)
-    model = hier_models.AE((64,), latent_dim=3, seed=0)
+    model = hier_models.AE((64,), latent_dim=3, random_state=0)
     model.compile()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -114,7 +114,7 @@ def test_fit_shuffles_arrays_but_leaves_pipelines_to_shuffle_themselves(tiny_dat
     x = np.random.default_rng(0).normal(0, 0.3, (256, 64)).astype(np.float32)
     weights = []
     for shuffle in ({}, {"shuffle": False}, {"shuffle": False}):
-        twin = hier_models.AE((64,), latent_dim=3, seed=0)
+        twin = hier_models.AE((64,), latent_dim=3, random_state=0)
         twin.set_weights(model.get_weights())
         twin.compile()
         twin.fit(x, batch_size=16, epochs=1, verbose=0, **shuffle)
@@ -125,8 +125,8 @@ def test_fit_shuffles_arrays_but_leaves_pipelines_to_shuffle_themselves(tiny_dat
 
 def test_factor_vae_trains_its_discriminator_with_its_own_optimizer():
     x = np.random.default_rng(0).normal(0, 0.3, (64, 64)).astype(np.float32)
-    model = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), seed=0)
-    frozen = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), seed=0)
+    model = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), random_state=0)
+    frozen = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), random_state=0)
     model.compile(optimizer="adam", discriminator_optimizer="sgd")
     frozen.compile(optimizer="adam", discriminator_optimizer={"class_name": "SGD", "config": {"learning_rate": 0.0}})
     for m in (model, frozen):
@@ -134,7 +134,7 @@ def test_factor_vae_trains_its_discriminator_with_its_own_optimizer():
         assert int(m.optimizer.iterations.numpy()) == int(m.discriminator_optimizer.iterations.numpy()) == 8
         assert m.step == 8
     # the main optimiser never touches the discriminator; the discriminator's does
-    before = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), seed=0)
+    before = hier_models.FactorVAE((64,), latent_dim=4, hidden_units=(32,), discriminator_units=(32,), random_state=0)
     assert not any(np.array_equal(a, b) for a, b in zip(model.discriminator.get_weights(), before.discriminator.get_weights()))
     weights = frozen.discriminator.get_weights()
     frozen.fit(x, batch_size=16, epochs=1, verbose=0)
@@ -145,7 +145,7 @@ def test_factor_vae_trains_its_discriminator_with_its_own_optimizer():
 
 def test_evaluate_reports_the_same_terms_without_training(tiny_data_dir):
     test = hier_models.pipeline(CHOPSTICKS, "test", 64, data_dir=tiny_data_dir, shuffle=False)
-    model = hier_models.BetaTCVAE((64,), latent_dim=4, seed=0)
+    model = hier_models.BetaTCVAE((64,), latent_dim=4, random_state=0)
     model.compile()
     weights = [w.copy() for w in model.get_weights()]
     result = model.evaluate(test, verbose=0, return_dict=True)
@@ -178,7 +178,7 @@ def test_boxhead_ladders_learn_spaceshapes(cls, tiny_data_dir):
 def test_models_train_under_xla(cls, kwargs):
     """jit_compile=True, the default on GPUs: every op of every train step compiles."""
     x = np.random.default_rng(0).normal(0, 0.3, (128, 64)).astype(np.float32)
-    model = cls((64,), seed=0, hidden_units=(32,), **kwargs)
+    model = cls((64,), random_state=0, hidden_units=(32,), **kwargs)
     model.compile(jit_compile=True)
     history = model.fit(x, batch_size=32, epochs=2, verbose=0).history
     assert np.all(np.isfinite(history["loss"])) and model.step == 8

@@ -56,7 +56,7 @@ def test_negative_or_invalid_beta(cls, beta):
         (hier_models.VAE, {"hidden_units": (0,)}, "hidden_units"),
         (hier_models.AE, {"likelihood": "poisson"}, "likelihood"),
         (hier_models.AE, {"observation_std": 0.0}, "observation_std"),
-        (hier_models.AE, {"seed": "one"}, "seed"),
+        (hier_models.AE, {"random_state": -1}, "random_state"),
         (hier_models.ProVLAE, {"latents_per_layer": (4, 0, 4)}, "latents_per_layer"),
         (hier_models.ProVLAE, {"latents_per_layer": ()}, "latents_per_layer"),
         (hier_models.ProVLAE, {"latent_dim": 10}, "latent_dim"),
@@ -96,7 +96,7 @@ def test_series_architecture_refuses_images_and_vice_versa():
 
 @pytest.fixture(scope="module")
 def vae():
-    model = hier_models.VAE((64,), latent_dim=3, hidden_units=(16,), seed=0)
+    model = hier_models.VAE((64,), latent_dim=3, hidden_units=(16,), random_state=0)
     model.compile()
     return model
 
@@ -128,7 +128,7 @@ def test_encode_checks_shape_and_values(vae):
 
 
 def test_encode_refuses_unscaled_images_for_a_bernoulli_likelihood():
-    model = hier_models.AE((64, 64, 1), latent_dim=2, seed=0)
+    model = hier_models.AE((64, 64, 1), latent_dim=2, random_state=0)
     images = np.zeros((2, 64, 64, 1), np.float32)
     images[0, 0, 0, 0] = 255.0
     with pytest.raises(ValueError, match=r"\[0, 1\]"):

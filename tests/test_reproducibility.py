@@ -42,9 +42,9 @@ def _train(cls, kwargs, seed):
     paper's schedule, seeded as ``hierbench train`` seeds them."""
     targets = targets_from_factors(GROUND_TRUTH.hierarchy, FACTORS) if cls is hier_models.COFHAE else None
     keras.utils.set_random_seed(seed)
-    model = cls(SERIES.shape[1:], seed=seed, **kwargs)
+    model = cls(SERIES.shape[1:], random_state=seed, **kwargs)
     initial = [np.array(v) for v in model.variables]
-    fit_paper_schedule(model, SERIES, targets, epochs=2, batch_size=32, seed=seed)
+    fit_paper_schedule(model, SERIES, targets, epochs=2, batch_size=32, random_state=seed)
     assert model.step == 6
     return initial, [np.array(v) for v in model.variables]
 

@@ -88,7 +88,7 @@ def row_label(model: str) -> str:
 
 
 #: constructor arguments the command line sets itself (or that are internal)
-_NOT_HYPERPARAMETERS = {"self", "input_shape", "seed", "heads", "dataset_size", "hierarchy", "training_steps"}
+_NOT_HYPERPARAMETERS = {"self", "input_shape", "random_state", "heads", "dataset_size", "hierarchy", "training_steps"}
 #: options of the command line's own for every flat model: the Boxhead paper's capacity
 #: (None: its small networks on Boxhead, the architecture's default elsewhere)
 CLI_PARAMETERS = {"capacity": None}

@@ -124,7 +124,7 @@ def _flat_model(model_name: str, data: SplitArrays, *, latent_dim, seed, options
         kwargs["latent_dim"] = latent_dim
     if "dataset_size" in inspect.signature(cls.__init__).parameters:
         kwargs["dataset_size"] = len(data)
-    return _construct(cls, data.observations.shape[1:], seed=seed, what=model_name, **kwargs)
+    return _construct(cls, data.observations.shape[1:], random_state=seed, what=model_name, **kwargs)
 
 
 def _architecture_options(model_name: str, options: dict) -> dict:
@@ -183,8 +183,8 @@ def _hierarchical_settings(data: SplitArrays, options: Mapping, seed: int) -> di
         raise CommandError(f"MIMOSA cannot run on {len(data)} codes of width {width}: {err}") from err
     arch = {k: options.pop(k) for k in ("architecture", "hidden_units") if k in options}
     shape = data.observations.shape[1:]
-    _construct(AE, shape, latent_dim=width, activation="softplus", seed=seed, what="smooth autoencoder", **arch)
-    _construct(COFHAE, shape, data.hierarchy, seed=seed, what="COFHAE", **options, **arch)
+    _construct(AE, shape, latent_dim=width, activation="softplus", random_state=seed, what="smooth autoencoder", **arch)
+    _construct(COFHAE, shape, data.hierarchy, random_state=seed, what="COFHAE", **options, **arch)
     return dict(initial_dim=width, mimosa_options=mimosa_options, cofhae_options=options, **arch)
 
 
