@@ -4,7 +4,7 @@ from __future__ import annotations
 import keras
 
 from hier_datasets.validation import renamed_keywords
-from hier_models.base import SingleLayerModel
+from hier_models.single_layer import SingleLayerModel
 
 __all__ = ["AE"]
 
@@ -24,7 +24,7 @@ class AE(SingleLayerModel):
         uses the data's largest intrinsic dimensionality plus one (appendix A.3,
         ``initial_dim``).
       **kwargs: the network options ``architecture``, ``activation``, ``hidden_units``
-        (see :class:`~hier_models.base.SingleLayerModel`) and ``likelihood``,
+        (see :class:`~hier_models.single_layer.SingleLayerModel`) and ``likelihood``,
         ``observation_std``, ``random_state``, ``name``, ``trainable`` (see
         :class:`~hier_models.base.Autoencoder`).
 

@@ -49,7 +49,7 @@ class BetaTCVAE(VAE):
         section 4.1) or ``"mss"`` (minibatch stratified sampling, appendix C).
       **kwargs: ``beta_anneal_steps``, ``beta_start``, ``training_steps`` (see
         :class:`~hier_models.vae.VAE`), ``architecture``, ``activation``,
-        ``hidden_units`` (see :class:`~hier_models.base.SingleLayerModel`) and
+        ``hidden_units`` (see :class:`~hier_models.single_layer.SingleLayerModel`) and
         ``likelihood``, ``observation_std``, ``random_state``, ``name``, ``trainable``
         (see :class:`~hier_models.base.Autoencoder`).
 

@@ -42,7 +42,7 @@ class FactorVAE(Adversarial, VAE):
       **kwargs: ``beta`` (default 1.0: the FactorVAE objective keeps the plain KL),
         ``beta_anneal_steps``, ``beta_start``, ``training_steps`` (see
         :class:`~hier_models.vae.VAE`), ``architecture``, ``activation``,
-        ``hidden_units`` (see :class:`~hier_models.base.SingleLayerModel`) and
+        ``hidden_units`` (see :class:`~hier_models.single_layer.SingleLayerModel`) and
         ``likelihood``, ``observation_std``, ``random_state``, ``name``, ``trainable``
         (see :class:`~hier_models.base.Autoencoder`).
 

@@ -6,7 +6,6 @@ from keras import ops
 
 from hier_datasets.validation import renamed_keywords
 from hier_models import losses
-from hier_models.base import SingleLayerModel
 from hier_models.schedules import (
     FollowsTrainingLength,
     annealed_weight,
@@ -14,6 +13,7 @@ from hier_models.schedules import (
     check_weight_start,
     resolve_length,
 )
+from hier_models.single_layer import SingleLayerModel
 from hier_models.validation import check_non_negative
 
 __all__ = ["VAE"]
@@ -50,7 +50,7 @@ class VAE(FollowsTrainingLength, SingleLayerModel):
         (None): set by each ``fit`` (steps taken so far plus the steps it runs); give
         it for a custom loop or one run over several fits.
       **kwargs: ``architecture``, ``activation``, ``hidden_units`` (see
-        :class:`~hier_models.base.SingleLayerModel`) and ``likelihood``,
+        :class:`~hier_models.single_layer.SingleLayerModel`) and ``likelihood``,
         ``observation_std``, ``random_state``, ``name``, ``trainable`` (see
         :class:`~hier_models.base.Autoencoder`).
 
