@@ -210,10 +210,10 @@ def evaluate(
       ``beta_vae_eval_accuracy``, and ``dataset``, ``num_samples``.
 
     Raises:
-      ValueError: a representation that is not callable, an unknown dataset or
-        metric, too few samples, or a metric's own error.
-      TypeError: ``progress`` not callable, or ``random_state`` neither an integer
-        nor a Generator.
+      ValueError: an unknown dataset or metric, too few samples, or a metric's own
+        error.
+      TypeError: a representation or ``progress`` that is not callable, or
+        ``random_state`` neither an integer nor a Generator.
 
     Example:
       >>> scores = evaluate(lambda series: series[:, [0, 63]], "chopsticks/depth2_inter", metrics=["r4", "mig"],
@@ -222,7 +222,7 @@ def evaluate(
       ('chopsticks/depth2_inter', 500, 1.0)
     """
     if not callable(representation_function):
-        raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")
+        raise TypeError(f"representation_function must be callable, got {type(representation_function).__name__}")
     num_samples = check_positive_int("num_samples", num_samples, minimum=3)
     progress = _check_progress(progress)
     if isinstance(dataset, str):

@@ -125,7 +125,7 @@ def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) ->
 
 def _check_common(representation_function, batch_size, num_train, num_eval):
     if not callable(representation_function):
-        raise ValueError(f"representation_function must be callable, got {type(representation_function).__name__}")
+        raise TypeError(f"representation_function must be callable, got {type(representation_function).__name__}")
     check_positive_int("batch_size", batch_size, minimum=2)
     check_positive_int("num_train", num_train)
     check_positive_int("num_eval", num_eval)
@@ -183,9 +183,10 @@ def factor_vae_score(
       population. With no code kept both accuracies are 0.
 
     Raises:
-      ValueError: a representation that is not callable or returns anything but one
+      ValueError: a representation that returns anything but one
         finite row per observation, or a bad count or threshold.
-      TypeError: ``random_state`` neither an integer nor a Generator.
+      TypeError: a representation that is not callable, or ``random_state`` neither an
+        integer nor a Generator.
 
     Example:
       Two points of each Chopsticks series as the code (a small run; the defaults
@@ -288,9 +289,10 @@ def beta_vae_score(
       ``{"score", "train_accuracy", "eval_accuracy"}``; ``score`` is the eval accuracy.
 
     Raises:
-      ValueError: a representation that is not callable or returns anything but one
+      ValueError: a representation that returns anything but one
         finite row per observation, or a bad count.
-      TypeError: ``random_state`` neither an integer nor a Generator.
+      TypeError: a representation that is not callable, or ``random_state`` neither an
+        integer nor a Generator.
 
     Example:
       >>> import hier_datasets

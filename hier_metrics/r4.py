@@ -217,7 +217,8 @@ def r4c(
       ValueError: arrays of the wrong shape or with non-finite values, a
         ``code_hierarchy`` whose width differs from the codes', a bad option, or
         every factor constant on its active rows.
-      TypeError: ``random_state`` neither an integer nor a Generator.
+      TypeError: a ``code_hierarchy`` that is not a ``Hierarchy``, or ``random_state``
+        neither an integer nor a Generator.
 
     Example:
       The true factors of Spaceshapes, scored as codes in their own hierarchy:
@@ -241,7 +242,7 @@ def r4c(
         code_hierarchy = Hierarchy(Group(tuple(f"z{j}" for j in range(codes.shape[1]))))
     for attr in ("root", "index", "path_index", "path_active", "is_categorical", "num_dims"):
         if not hasattr(code_hierarchy, attr):
-            raise ValueError(f"code_hierarchy must be a hier_datasets.Hierarchy, got {type(code_hierarchy).__name__}")
+            raise TypeError(f"code_hierarchy must be a hier_datasets.Hierarchy, got {type(code_hierarchy).__name__}")
     if codes.shape[1] != code_hierarchy.num_dims:
         raise ValueError(
             f"codes must have one column per code_hierarchy dimension ({code_hierarchy.num_dims}: "

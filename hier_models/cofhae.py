@@ -258,9 +258,10 @@ class COFHAE(Adversarial, Autoencoder):
       **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
 
     Raises:
-      ValueError: a ``hierarchy`` that is not a Hierarchy or has no continuous
-        dimension, a non-positive ``tau``, a negative weight, an unknown ``ablation``
-        or ``discriminator_dtype``, or an invalid network argument.
+      ValueError: a ``hierarchy`` with no continuous dimension, a non-positive
+        ``tau``, a negative weight, an unknown ``ablation`` or
+        ``discriminator_dtype``, or an invalid network argument.
+      TypeError: a ``hierarchy`` that is neither a Hierarchy nor its JSON.
 
     Example:
       >>> import keras, numpy as np
@@ -307,7 +308,7 @@ class COFHAE(Adversarial, Autoencoder):
         if isinstance(hierarchy, str):
             hierarchy = Hierarchy.from_json(hierarchy)
         if not isinstance(hierarchy, Hierarchy):
-            raise ValueError(f"hierarchy must be a hier_datasets.Hierarchy (or its JSON), got {type(hierarchy).__name__}")
+            raise TypeError(f"hierarchy must be a hier_datasets.Hierarchy (or its JSON), got {type(hierarchy).__name__}")
         if not (~hierarchy.is_categorical).any():
             raise ValueError("hierarchy must have at least one continuous dimension")
         self.hierarchy = hierarchy

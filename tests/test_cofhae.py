@@ -202,7 +202,7 @@ def test_bad_input(chopsticks):
         COFHAE((64,), gt.hierarchy, ablation="H+Q")
     with pytest.raises(ValueError, match="tau"):
         COFHAE((64,), gt.hierarchy, tau=0)
-    with pytest.raises(ValueError, match="hierarchy must be a hier_datasets.Hierarchy"):
+    with pytest.raises(TypeError, match="hierarchy must be a hier_datasets.Hierarchy"):
         COFHAE((64,), [{"type": "continuous"}])
     model = COFHAE((64,), gt.hierarchy, hidden_units=(16,), discriminator_units=(16,), random_state=0)
     model.compile()

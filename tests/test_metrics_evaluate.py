@@ -142,7 +142,7 @@ def test_metric_selection_errors():
         hm.evaluate(decode, "chopsticks2", metrics=["r4"])
     with pytest.raises(ValueError, match="dataset must be"):
         hm.evaluate(decode, 42, metrics=["r4"])
-    with pytest.raises(ValueError, match="representation_function must be callable"):
+    with pytest.raises(TypeError, match="representation_function must be callable"):
         hm.evaluate(None, "chopsticks/depth2_either")
     with pytest.raises(ValueError, match="num_samples"):
         hm.evaluate(decode, "chopsticks/depth2_either", num_samples=0)

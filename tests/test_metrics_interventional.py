@@ -195,7 +195,7 @@ def test_flat_ground_truth_without_fixed_is_refused_when_hierarchical():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="ground_truth must provide"):
         hm.factor_vae_score(object(), perfect)
-    with pytest.raises(ValueError, match="representation_function must be callable"):
+    with pytest.raises(TypeError, match="representation_function must be callable"):
         hm.beta_vae_score(GT, "encoder")
     with pytest.raises(ValueError, match="one row per observation"):
         hm.factor_vae_score(GT, lambda obs: obs[:-1], **SMALL)

@@ -301,7 +301,7 @@ def test_r4c_validates_codes_against_the_hierarchy(spaceshapes_factors):
         hm.r4c(f, bad, factor_active=active, code_hierarchy=H)
     with pytest.raises(ValueError, match="factor_active must have shape"):
         hm.r4c(f, f, factor_active=active[:, :3], code_hierarchy=H)
-    with pytest.raises(ValueError, match="code_hierarchy must be"):
+    with pytest.raises(TypeError, match="code_hierarchy must be"):
         hm.r4c(f, f, factor_active=active, code_hierarchy=H.to_reference())
 
 

@@ -126,7 +126,7 @@ def test_paper_settings_per_dataset():
         paper_settings("chopsticks/depth4_inter")
     with pytest.raises(ValueError, match="config '' of chopsticks"):
         paper_settings("chopsticks")
-    with pytest.raises(ValueError, match="dataset_name must be a string"):
+    with pytest.raises(TypeError, match="dataset_name must be a string"):
         paper_settings(None)
 
 

@@ -77,10 +77,10 @@ def paper_settings(dataset_name: str) -> dict:
     family (the others are :data:`DEFAULTS`, the paper's values for both families),
     so ``mimosa(codes, **{k: v for k, v in settings.items() if k != "initial_dim"})``
     runs MIMOSA as the paper did. Raises ValueError for a family or config the paper
-    did not run MIMOSA on.
+    did not run MIMOSA on, TypeError for a ``dataset_name`` that is not a string.
     """
     if not isinstance(dataset_name, str):
-        raise ValueError(f"dataset_name must be a string 'family/config', got {dataset_name!r}")
+        raise TypeError(f"dataset_name must be a string 'family/config', got {dataset_name!r}")
     family, _, config = dataset_name.partition("/")
     if family not in PAPER_SETTINGS:
         raise ValueError(
