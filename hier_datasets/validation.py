@@ -150,12 +150,14 @@ def renamed_keywords(**renames: str):
     def decorate(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
+            # a constructor inherited from a base class is named after the class called
+            name = f"{type(args[0]).__name__}.__init__" if func.__name__ == "__init__" and args else func.__qualname__
             for old, new in renames.items():
                 if old in kwargs:
                     if new in kwargs:
-                        raise TypeError(f"{func.__qualname__}: pass {new}= only ({old}= is its deprecated name)")
+                        raise TypeError(f"{name}: pass {new}= only ({old}= is its deprecated name)")
                     warnings.warn(
-                        f"{func.__qualname__}: the keyword {old!r} is deprecated, use {new!r}",
+                        f"{name}: the keyword {old!r} is deprecated, use {new!r}",
                         DeprecationWarning,
                         stacklevel=2,
                     )

@@ -224,7 +224,8 @@ def _one_step(cls, series, **seeding):
 
 @pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
 def test_old_seed_keyword_warns_and_gives_the_same_model(cls, series):
-    with pytest.warns(DeprecationWarning, match=r"'seed' is deprecated, use 'random_state'") as caught:
+    message = rf"{cls.__name__}.__init__: the keyword 'seed' is deprecated, use 'random_state'"
+    with pytest.warns(DeprecationWarning, match=message) as caught:
         old = _one_step(cls, series, seed=4)
     renamed = [w for w in caught if "'seed' is deprecated" in str(w.message)]
     assert len(renamed) == 1, "one warning per construction"
