@@ -244,16 +244,21 @@ def measure_throughput(args) -> list[dict]:
     return records
 
 
-def steps_for(args, model: str, capacity: str) -> int:
-    """``--steps``, or the steps of ``--minutes`` at the measured throughput."""
+def rate_key(record: dict) -> tuple:
+    """What a measured throughput depends on: model, capacity, batch, precision, device."""
+    return record["model"], record["capacity"], record["batch_size"], record["precision"], record["device"]
+
+
+def steps_for(args, model: str, capacity: str, precision: str) -> int:
+    """``--steps``, or the steps of ``--minutes`` at the throughput measured for this
+    model, capacity, batch size, precision and device."""
     if args.steps:
         return args.steps
-    rates = [r for r in load_records(throughput_path(args.output))
-             if r["model"] == model and r["capacity"] == capacity and r["batch_size"] == args.batch_size
-             and r["device"] == device()]
+    wanted = (model, capacity, args.batch_size, precision, device())
+    rates = [r for r in load_records(throughput_path(args.output)) if rate_key(r) == wanted]
     if not rates:
-        raise SystemExit(f"no throughput of {model} ({capacity}, batch {args.batch_size}) on {device()}: run "
-                         "--measure-throughput first, or give --steps")
+        raise SystemExit(f"no throughput of {model} ({capacity}, batch {args.batch_size}, {precision}) on {device()}: "
+                         "run --measure-throughput with the same options first, or give --steps")
     return max(1, int(args.minutes * 60 * rates[-1]["steps_per_second"]))
 
 
@@ -427,8 +432,7 @@ def main(argv=None) -> None:
     if args.measure_throughput:
         rates = measure_throughput(args)
         path = throughput_path(args.output)
-        old = [r for r in load_records(path) if (r["model"], r["capacity"], r["batch_size"], r["device"]) not in
-               {(n["model"], n["capacity"], n["batch_size"], n["device"]) for n in rates}]
+        old = [r for r in load_records(path) if rate_key(r) not in {rate_key(n) for n in rates}]
         write_records(path, old + rates)
         render(args.output)
         return
@@ -441,7 +445,7 @@ def main(argv=None) -> None:
     units = plan(args)
     done = {key(r) for r in load_records(args.output)}
     for dataset, model_name, beta, capacity, seed in tqdm(units, desc="study", unit="run", disable=args.quiet):
-        steps = steps_for(args, model_name, capacity)
+        steps = steps_for(args, model_name, capacity, precision)
         probe = dict(dataset=dataset, model=model_name, beta=beta, capacity=capacity, seed=seed, steps=steps,
                      train_size=args.train_size, eval_size=args.eval_size, batch_size=args.batch_size)
         if key(probe) in done:
