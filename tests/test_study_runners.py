@@ -1,0 +1,101 @@
+"""The study runners of ``benchmarks/``: one record per finished run, resuming, the page.
+
+Each runner is run end to end at a tiny size (a few training steps), then again to
+show that a rerun trains nothing and leaves the records as they were.
+"""
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_runner(name: str):
+    spec = importlib.util.spec_from_file_location(f"study_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def chen2022():
+    return load_runner("chen2022")
+
+
+@pytest.fixture(scope="module")
+def ross2021():
+    return load_runner("ross2021")
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("a resumed study trained a run it already holds")
+
+
+def test_chen2022_appends_a_record_renders_the_page_and_resumes(chen2022, tmp_path, monkeypatch):
+    out = tmp_path / "chen.json"
+    argv = ["--datasets", "boxhead/boxhead1", "--models", "VAE", "--betas", "5", "--capacities", "small",
+            "--seeds", "0", "--steps", "2", "--train-size", "64", "--eval-size", "64", "--output", str(out), "--quiet"]
+    chen2022.main(argv)
+    records = json.loads(out.read_text())
+    assert len(records) == 1
+    record = records[0]
+    assert {k: record[k] for k in ("dataset", "model", "beta", "capacity", "seed", "steps", "train_size")} == {
+        "dataset": "boxhead/boxhead1", "model": "VAE", "beta": 5.0, "capacity": "small", "seed": 0, "steps": 2,
+        "train_size": 64}
+    for name in ("dci_macro_disentanglement", "dci_micro_disentanglement"):
+        assert 0.0 <= record[name] <= 1.0
+    assert math.isfinite(record["elbo"]) and record["elbo"] == pytest.approx(-(record["reconstruction"] + record["kl"]))
+    assert record["beta_start"] == 200.0 and record["precision"] == "float32"
+    page = out.with_suffix(".md").read_text()
+    assert "## Every configuration" in page and "beta-VAE" in page
+
+    monkeypatch.setattr(chen2022, "train", _no_training)
+    before = out.read_text()
+    chen2022.main(argv)
+    assert out.read_text() == before
+
+
+def test_chen2022_minutes_use_the_throughput_of_the_precision_trained(chen2022, tmp_path):
+    out = tmp_path / "chen.json"
+    rate = dict(model="ProVLAE", capacity="small", batch_size=32, device=chen2022.device(), steps=10, seconds=20.0,
+                parameters=1, load=0.0)
+    chen2022.write_records(chen2022.throughput_path(out), [{**rate, "precision": "float32", "steps_per_second": 0.5},
+                                                            {**rate, "precision": "mixed_bfloat16",
+                                                             "steps_per_second": 2.0}])
+
+    class Args:
+        steps, minutes, batch_size, output = None, 20.0, 32, out
+
+    assert chen2022.steps_for(Args, "ProVLAE", "small", "float32") == 600
+    assert chen2022.steps_for(Args, "ProVLAE", "small", "mixed_bfloat16") == 2400
+    with pytest.raises(SystemExit, match="no throughput of ProLVAE .*run --measure-throughput"):
+        chen2022.steps_for(Args, "ProLVAE", "small", "float32")
+
+
+def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_path, monkeypatch):
+    out = tmp_path / "ross.json"
+    argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--model-seeds", "0", "--models", "AE",
+            "--train-size", "512", "--test-size", "256", "--epochs", "1", "--interventional-points", "100",
+            "--out", str(out), "--cache", str(tmp_path / "cache")]
+    ross2021.main(argv)
+    records = json.loads(out.read_text())
+    assert [(r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"]) for r in records] == [
+        ("chopsticks/depth2_inter", "AE", 0, 512, 1)]
+    assert 0.0 <= records[0]["r4c"] <= 1.0 and 0.0 <= records[0]["dci_disentanglement"] <= 1.0
+    page = out.with_suffix(".md").read_text()
+    assert "| chopsticks/depth2_inter | 512 | 1 | - | " in page  # Fig. 3's row: no COFHAE yet
+
+    monkeypatch.setattr(ross2021.Study, "run_model", _no_training)
+    before = out.read_text()
+    ross2021.main(argv)
+    assert out.read_text() == before
+
+
+def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
+    assert "unknown datasets ['chopsticks/depth4_inter']" in capsys.readouterr().err
+    assert not (tmp_path / "ross.json").exists()
