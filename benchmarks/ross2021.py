@@ -18,7 +18,9 @@ Every finished run is appended to ``docs/results/ross2021.json`` at once, and a
 rerun skips the runs already there, so a killed study loses only the run in
 progress. MIMOSA runs come first (all datasets and restarts), then COFHAE and the
 baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
-``--cache`` so that COFHAE reuses the restart of the same seed.
+``--cache`` so that COFHAE reuses the restart of the same seed, and every trained
+model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
+inspection after the study.
 
     python benchmarks/ross2021.py                        # the whole study, resuming
     python benchmarks/ross2021.py --datasets chopsticks/depth3_either --models
@@ -43,6 +45,7 @@ from hier_datasets.builder import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.cli.datasets import SplitArrays, resolve_dataset
+from hier_models.cli.files import save_keras
 from hier_models.cli.scoring import score
 from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
 
@@ -118,10 +121,17 @@ class Study:
         return {"dataset": name, "model": model, "seed": seed, "train_size": self.sizes(name)[0],
                 "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
 
+    def stem(self, name: str, seed: int) -> Path:
+        return self.cache / f"{name.replace('/', '-')}-n{self.sizes(name)[0]}-e{self.args.epochs}-s{seed}"
+
+    def model_path(self, name: str, model: str, seed: int) -> Path:
+        """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
+        return self.stem(name, seed).with_name(f"{self.stem(name, seed).name}.{model}.keras")
+
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
         ``seed`` (computed once, then read from the cache) and the times it took."""
-        stem = self.cache / f"{name.replace('/', '-')}-n{self.sizes(name)[0]}-e{self.args.epochs}-s{seed}"
+        stem = self.stem(name, seed)
         codes_file, mimosa_file = stem.with_suffix(".codes.npy"), stem.with_suffix(".mimosa.npz")
         (_, x), _ = self.data(name)
         x = as_float(x)
@@ -186,6 +196,7 @@ class Study:
             net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **options)
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed)
         trained = time.perf_counter() - start
+        save_keras(net, self.model_path(name, model, seed))
         start = time.perf_counter()
         test = SplitArrays(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
         metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import keras
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -87,6 +88,8 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     assert 0.0 <= records[0]["r4c"] <= 1.0 and 0.0 <= records[0]["dci_disentanglement"] <= 1.0
     page = out.with_suffix(".md").read_text()
     assert "| chopsticks/depth2_inter | 512 | 1 | - | " in page  # Fig. 3's row: no COFHAE yet
+    kept = keras.models.load_model(tmp_path / "cache" / "chopsticks-depth2_inter-n512-e1-s0.AE.keras")
+    assert kept.latent_dim == 3
 
     monkeypatch.setattr(ross2021.Study, "run_model", _no_training)
     before = out.read_text()
