@@ -259,7 +259,8 @@ def steps_for(args, model: str, capacity: str, precision: str) -> int:
     model, capacity, batch size, precision and device."""
     if args.steps:
         return args.steps
-    wanted = (model, capacity, args.batch_size, precision, device())
+    wanted = rate_key(dict(model=model, capacity=capacity, batch_size=args.batch_size, precision=precision,
+                           device=device()))
     rates = [r for r in load_records(throughput_path(args.output)) if rate_key(r) == wanted]
     if not rates:
         raise SystemExit(f"no throughput of {model} ({capacity}, batch {args.batch_size}, {precision}) on {device()}: "

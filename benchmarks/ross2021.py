@@ -126,7 +126,7 @@ class Study:
 
     def model_path(self, name: str, model: str, seed: int) -> Path:
         """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
-        return self.stem(name, seed).with_name(f"{self.stem(name, seed).name}.{model}.keras")
+        return self.stem(name, seed).with_suffix(f".{model}.keras")
 
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
