@@ -234,6 +234,14 @@ class COFHAE(Adversarial, Autoencoder):
         the grid 10, 100, 1000, appendix A.1; the authors' single-run default).
       lambda_tc: weight of the conditional total correlation, default 10.0 (the centre
         of the grid 1, 10, 100, appendix A.1).
+      decoder_assignments: what the decoder and the TC discriminator see in training:
+        ``"soft"`` (default, the paper's section 5.2 and the authors' code): the
+        tempered softmax and the codes masked by it; or ``"straight_through"``: the
+        hard (argmax) assignments and masks that ``encode`` uses, with the softmax's
+        gradient (straight-through estimator). With soft assignments every group's
+        codes reach the decoder, scaled by the probabilities of the options not taken,
+        and can carry information that hard assignments at evaluation drop; the
+        assignment loss L_a is computed from the soft probabilities in both modes.
       ablation: which loss terms train, one of :data:`ABLATIONS`: ``"H+A+TC(Z|on)"``
         (default, COFHAE), ``"H"``, ``"H+A"``, ``"H+A+TC(Z)"`` (marginal TC),
         ``"H+TC(Z|on)"`` or ``"H+A+Z"`` (supervised codes); the paper's figures 4 and 10.
@@ -292,6 +300,7 @@ class COFHAE(Adversarial, Autoencoder):
         lambda_assign: float = 100.0,
         lambda_tc: float = 10.0,
         ablation: str = "H+A+TC(Z|on)",
+        decoder_assignments: str = "soft",
         discriminator_units=(1000,) * 3,
         discriminator_dtype: str | None = None,
         architecture: str | None = None,
@@ -316,6 +325,8 @@ class COFHAE(Adversarial, Autoencoder):
         self.lambda_assign = check_non_negative("lambda_assign", lambda_assign)
         self.lambda_tc = check_non_negative("lambda_tc", lambda_tc)
         self.ablation = check_choice("ablation", ablation, tuple(ABLATIONS))
+        self.decoder_assignments = check_choice("decoder_assignments", decoder_assignments,
+                                                ("soft", "straight_through"))
         self.supervise_assignments, self.tc_mode, self.supervise_codes = ABLATIONS[ablation]
         units = check_units("discriminator_units", discriminator_units)
         self.encoding = enc = HierarchicalEncoding(hierarchy)
@@ -331,6 +342,7 @@ class COFHAE(Adversarial, Autoencoder):
                 lambda_assign=self.lambda_assign,
                 lambda_tc=self.lambda_tc,
                 ablation=self.ablation,
+                decoder_assignments=self.decoder_assignments,
                 discriminator_units=list(units),
                 discriminator_dtype=discriminator_dtype,
                 architecture=architecture,
@@ -367,7 +379,11 @@ class COFHAE(Adversarial, Autoencoder):
         z, logits = enc.split(self.encoder(x, training=training))
         probs = enc.soft_probs(logits, self.tau)
         probs = z[:, :0] if probs is None else probs
-        inputs, masks = enc.decoder_input(z, probs)
+        soft_inputs, masks = enc.decoder_input(z, probs)
+        inputs = soft_inputs
+        if self.decoder_assignments == "straight_through" and logits:
+            straight = enc.hard_probs(logits) + probs - ops.stop_gradient(probs)
+            inputs, masks = enc.decoder_input(z, straight)
         recon = self._reconstruction(x, self.decoder(inputs, training=training))
         zero = ops.zeros((), "float32")
         assignment = supervision = tc = zero
@@ -376,7 +392,7 @@ class COFHAE(Adversarial, Autoencoder):
             local = np.concatenate([np.arange(n) for n in self.hierarchy.num_options[enc.categorical]])
             onehot = ops.cast(ops.equal(cat_targets, ops.convert_to_tensor(local, "float32")), "float32")
             defined = ops.cast(cat_targets >= 0, "float32")
-            masked_probs = inputs[:, : enc.num_options]  # a' of Algorithm 8
+            masked_probs = soft_inputs[:, : enc.num_options]  # a' of Algorithm 8
             assignment = ops.mean(ops.sum(defined * (masked_probs - onehot) ** 2, axis=1))
         if targets is not None and self.supervise_codes:
             goal = ops.take(targets, enc.continuous, axis=1)

@@ -121,6 +121,37 @@ def test_assignment_loss_uses_the_masked_nested_probabilities():
     assert one["assignment"] == pytest.approx(1.705, abs=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["soft", "straight_through"])
+def test_decoder_assignments_soft_or_straight_through(mode):
+    """Soft: the decoder sees the softmax (every group's codes leak through). Straight-through:
+    it sees exactly what ``encode`` gives at evaluation, the assignment loss is unchanged
+    (1.0425, computed by hand above), and the option logits still get the reconstruction's
+    gradient."""
+    model = COFHAE((4,), SPACESHAPES, decoder_assignments=mode, hidden_units=(8,), random_state=0)
+    model.compile()
+    outputs = encoder_outputs([0.3, -0.7, 1.1, 0.9, -0.4, 0.6], [0.5, 0.3, 0.2], [0.25, 0.75]).numpy()[0]
+    _constant_encoder(model, outputs)
+    x = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+    targets = targets_from_assignments(SPACESHAPES, [3, 0]).astype(np.float32)
+    result = model.evaluate(x, targets, batch_size=2, verbose=0, return_dict=True)
+    assert result["assignment"] == pytest.approx(1.0425, abs=1e-5)
+    hard = model._reconstruction(x, model._decode_tensor(model._codes(x)))
+    hard = float(np.mean(np.asarray(hard)))
+    if mode == "soft":
+        assert abs(result["reconstruction"] - hard) > 1e-3
+    else:
+        assert result["reconstruction"] == pytest.approx(hard, rel=1e-5)
+
+    last = model.encoder.layers[-1]
+    last.set_weights([np.ones_like(last.get_weights()[0]), last.get_weights()[1]])
+    with tf.GradientTape() as tape:
+        terms, _ = model._forward(tf.constant(x), training=True)
+    kernel_grad = tape.gradient(terms["reconstruction"], last.kernel)
+    logit_columns = np.asarray(kernel_grad)[:, model.encoding.num_continuous:]
+    assert np.abs(logit_columns).max() > 1e-6
+    assert COFHAE.from_config(model.get_config()).decoder_assignments == mode
+
+
 def test_discriminator_follows_the_main_learning_rate_schedule():
     schedule = keras.optimizers.schedules.PiecewiseConstantDecay([1, 2], [1e-3, 1e-4, 1e-5])  # steps > 1, > 2
     model = COFHAE((64,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), random_state=0)
@@ -202,6 +233,8 @@ def test_bad_input(chopsticks):
         COFHAE((64,), gt.hierarchy, ablation="H+Q")
     with pytest.raises(ValueError, match="tau"):
         COFHAE((64,), gt.hierarchy, tau=0)
+    with pytest.raises(ValueError, match="decoder_assignments must be one of"):
+        COFHAE((64,), gt.hierarchy, decoder_assignments="hard")
     with pytest.raises(TypeError, match="hierarchy must be a hier_datasets.Hierarchy"):
         COFHAE((64,), [{"type": "continuous"}])
     model = COFHAE((64,), gt.hierarchy, hidden_units=(16,), discriminator_units=(16,), random_state=0)
