@@ -79,6 +79,7 @@ NON_DEFAULT = {
     "lambda_assign": 1.0,
     "lambda_tc": 2.0,
     "ablation": "H+A",
+    "decoder_assignments": "straight_through",
 }
 ALL_MODELS = [*hier_models.MODELS.values(), hier_models.COFHAE]
 
