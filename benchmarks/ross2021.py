@@ -55,6 +55,9 @@ PAPER_DATASETS = [f"chopsticks/depth{d}_{v}" for d in (2, 3) for v in VARIANTS] 
 REFERENCE_DATASETS = [f"chopsticks/depth3_{v}_reference" for v in VARIANTS]
 BASELINES = {"AE": (AE, {}), "BetaTCVAE": (BetaTCVAE, {"beta": 5.0}), "FactorVAE": (FactorVAE, {"gamma": 10.0})}
 MODELS = ("COFHAE", *BASELINES)
+#: COFHAE with ``decoder_assignments="straight_through"``: the decoder sees the hard
+#: assignments that evaluation uses; run on request (``--models COFHAE-ST``), not by default
+STRAIGHT_THROUGH = "COFHAE-ST"
 #: the page keeps everything below this line when it is redrawn
 NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
@@ -180,13 +183,16 @@ class Study:
         gt = hier_datasets.ground_truth(name)
         extra, hierarchy = {}, None
         start = time.perf_counter()
-        if model == "COFHAE":
+        if model in ("COFHAE", STRAIGHT_THROUGH):
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
+            decoder_assignments = "straight_through" if model == STRAIGHT_THROUGH else "soft"
             start = time.perf_counter()
             net = train_cofhae(train_x, hierarchy, assignments, epochs=self.args.epochs,
                                batch_size=self.args.batch_size, random_state=seed,
-                               discriminator_dtype=self.discriminator_dtype).model
+                               discriminator_dtype=self.discriminator_dtype,
+                               decoder_assignments=decoder_assignments).model
             extra["discriminator_dtype"] = self.discriminator_dtype
+            extra["decoder_assignments"] = decoder_assignments
             extra["learned_hierarchy"] = hierarchy.to_json()
         else:
             cls, options = BASELINES[model]
@@ -255,16 +261,21 @@ def table1(records: list[dict]) -> list[str]:
     return lines
 
 
+def shown_models(records: list[dict]) -> tuple[str, ...]:
+    """Fig. 3's models: the paper's four, and COFHAE-ST once it has a run."""
+    return MODELS + ((STRAIGHT_THROUGH,) if any(r["model"] == STRAIGHT_THROUGH for r in records) else ())
+
+
 def fig3_table(records: list[dict]) -> list[str]:
-    lines = ["| dataset | train | epochs | " + " | ".join(f"{m} R4c" for m in MODELS) + " | COFHAE R4 |",
-             "|---|---:|---:|" + "---:|" * (len(MODELS) + 1)]
-    model_runs = [r for r in records if r["model"] in MODELS]
+    models = shown_models(records)
+    lines = ["| dataset | train | epochs | " + " | ".join(f"{m} R4c" for m in models) + " | COFHAE R4 |",
+             "|---|---:|---:|" + "---:|" * (len(models) + 1)]
+    model_runs = [r for r in records if r["model"] in models]
     for name, train, epochs in dict.fromkeys((r["dataset"], r["train_size"], r["epochs"]) for r in model_runs):
         cells = []
-        for m in (*MODELS, "COFHAE"):
+        for m, field in [(m, "r4c") for m in models] + [("COFHAE", "r4")]:
             rows = [r for r in model_runs if (r["dataset"], r["train_size"], r["epochs"], r["model"])
                     == (name, train, epochs, m)]
-            field = "r4" if len(cells) == len(MODELS) else "r4c"
             cells.append(_mean_std([r[field] for r in rows]) if rows else "-")
         lines.append(f"| {name} | {train:,} | {epochs} | " + " | ".join(cells) + " |")
     return lines
@@ -275,7 +286,7 @@ def other_metrics_table(records: list[dict]) -> list[str]:
                "h_error", "purity", "seconds")
     lines = ["| dataset | model | seed | " + " | ".join(columns) + " |", "|---|---|---:|" + "---:|" * len(columns)]
     for r in records:
-        if r["model"] in MODELS:
+        if r["model"] in shown_models(records):
             cells = [f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, "-")) for c in columns[:-1]]
             lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
                          + f" | {r['seconds']:.0f} |")
@@ -288,20 +299,21 @@ def figure(records: list[dict], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(dict.fromkeys(r["dataset"] for r in records if r["model"] in MODELS))
+    models = shown_models(records)
+    names = list(dict.fromkeys(r["dataset"] for r in records if r["model"] in models))
     if not names:
         return False
     fig, ax = plt.subplots(figsize=(1.1 * len(names) + 3, 3.6))
-    width = 0.8 / len(MODELS)
-    for i, model in enumerate(MODELS):
+    width = 0.8 / len(models)
+    for i, model in enumerate(models):
         means = [np.mean([r["r4c"] for r in records if r["dataset"] == n and r["model"] == model] or [np.nan])
                  for n in names]
-        ax.bar(np.arange(len(names)) + (i - (len(MODELS) - 1) / 2) * width, means, width, label=model)
+        ax.bar(np.arange(len(names)) + (i - (len(models) - 1) / 2) * width, means, width, label=model)
     ax.set_xticks(np.arange(len(names)), [n.replace("chopsticks/", "").replace("_reference", "\n(ref.)")
                                           for n in names], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("R4c (test split)")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, ncol=len(MODELS), loc="lower left")
+    ax.legend(fontsize=8, ncol=len(models), loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -351,7 +363,9 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=PAPER_DATASETS + REFERENCE_DATASETS)
     parser.add_argument("--mimosa-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
     parser.add_argument("--model-seeds", type=int, nargs="*", default=[0])
-    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=(*MODELS, STRAIGHT_THROUGH),
+                        help=f"default: {' '.join(MODELS)}; {STRAIGHT_THROUGH} is COFHAE with straight-through "
+                             "assignments (decoder_assignments)")
     parser.add_argument("--train-size", type=int, default=None, help="default: the registered split size")
     parser.add_argument("--test-size", type=int, default=None, help="default: the registered split size")
     parser.add_argument("--epochs", type=int, default=50)

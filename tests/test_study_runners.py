@@ -97,6 +97,15 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     assert out.read_text() == before
 
 
+def test_ross2021_shows_the_straight_through_column_once_it_has_a_run(ross2021):
+    base = dict(dataset="spaceshapes", train_size=54000, epochs=50, seed=0)
+    records = [{**base, "model": "COFHAE", "r4c": 0.441, "r4": 0.489}]
+    assert ross2021.shown_models(records) == ross2021.MODELS
+    assert ross2021.fig3_table(records)[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.489 |"
+    rows = ross2021.fig3_table(records + [{**base, "model": "COFHAE-ST", "r4c": 0.7, "r4": 0.6}])
+    assert rows[0].endswith("| FactorVAE R4c | COFHAE-ST R4c | COFHAE R4 |")
+    assert rows[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.700 | 0.489 |"
+
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
     with pytest.raises(SystemExit):
         ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
