@@ -285,8 +285,9 @@ def other_metrics_table(records: list[dict]) -> list[str]:
     columns = ("r4", "dci_disentanglement", "mig", "sap", "factor_vae_eval_accuracy", "beta_vae_eval_accuracy",
                "h_error", "purity", "seconds")
     lines = ["| dataset | model | seed | " + " | ".join(columns) + " |", "|---|---|---:|" + "---:|" * len(columns)]
+    models = shown_models(records)
     for r in records:
-        if r["model"] in shown_models(records):
+        if r["model"] in models:
             cells = [f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, "-")) for c in columns[:-1]]
             lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
                          + f" | {r['seconds']:.0f} |")

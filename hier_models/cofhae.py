@@ -379,11 +379,11 @@ class COFHAE(Adversarial, Autoencoder):
         z, logits = enc.split(self.encoder(x, training=training))
         probs = enc.soft_probs(logits, self.tau)
         probs = z[:, :0] if probs is None else probs
+        hard = enc.hard_probs(logits)
         soft_inputs, masks = enc.decoder_input(z, probs)
         inputs = soft_inputs
         if self.decoder_assignments == "straight_through" and logits:
-            straight = enc.hard_probs(logits) + probs - ops.stop_gradient(probs)
-            inputs, masks = enc.decoder_input(z, straight)
+            inputs, _ = enc.decoder_input(z, hard + probs - ops.stop_gradient(probs))
         recon = self._reconstruction(x, self.decoder(inputs, training=training))
         zero = ops.zeros((), "float32")
         assignment = supervision = tc = zero
@@ -404,8 +404,8 @@ class COFHAE(Adversarial, Autoencoder):
             tc = ops.mean(self.discriminator(masked))
         loss = recon + self.lambda_assign * (assignment + supervision) + self.lambda_tc * tc
         terms = {"loss": loss, "reconstruction": recon, "assignment": assignment, "supervision": supervision, "tc": tc}
-        hard = enc.masks(enc.hard_probs(logits)) if logits else ops.ones_like(masks)
-        return terms, (masked, ops.take(hard, enc.continuous, axis=1))
+        hard_masks = enc.masks(hard) if logits else ops.ones_like(masks)
+        return terms, (masked, ops.take(hard_masks, enc.continuous, axis=1))
 
     def _default_discriminator_optimizer(self):
         """Adam with default betas at the main optimiser's learning rate and schedule."""

@@ -106,6 +106,7 @@ def test_ross2021_shows_the_straight_through_column_once_it_has_a_run(ross2021):
     assert rows[0].endswith("| FactorVAE R4c | COFHAE-ST R4c | COFHAE R4 |")
     assert rows[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.700 | 0.489 |"
 
+
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
     with pytest.raises(SystemExit):
         ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
