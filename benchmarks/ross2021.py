@@ -47,6 +47,7 @@ from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.cli.datasets import SplitArrays, resolve_dataset
 from hier_models.cli.files import save_keras
 from hier_models.cli.scoring import score
+from hier_models.cli.training import EpochProgress
 from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -127,6 +128,10 @@ class Study:
     def stem(self, name: str, seed: int) -> Path:
         return self.cache / f"{name.replace('/', '-')}-n{self.sizes(name)[0]}-e{self.args.epochs}-s{seed}"
 
+    def progress(self, stage: str) -> list:
+        """``fit``'s callbacks: an epoch bar named ``stage`` unless ``--quiet``."""
+        return [EpochProgress([stage], enabled=not self.args.quiet)]
+
     def model_path(self, name: str, model: str, seed: int) -> Path:
         """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
         return self.stem(name, seed).with_suffix(f".{model}.keras")
@@ -146,7 +151,8 @@ class Study:
         else:
             start = time.perf_counter()
             ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
-            fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed)
+            fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
+                               callbacks=self.progress("smooth autoencoder"))
             codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
             np.save(codes_file, codes)
             times["seconds_autoencoder"] = time.perf_counter() - start
@@ -190,7 +196,7 @@ class Study:
             net = train_cofhae(train_x, hierarchy, assignments, epochs=self.args.epochs,
                                batch_size=self.args.batch_size, random_state=seed,
                                discriminator_dtype=self.discriminator_dtype,
-                               decoder_assignments=decoder_assignments).model
+                               decoder_assignments=decoder_assignments, callbacks=self.progress(model)).model
             extra["discriminator_dtype"] = self.discriminator_dtype
             extra["decoder_assignments"] = decoder_assignments
             extra["learned_hierarchy"] = hierarchy.to_json()
@@ -200,7 +206,8 @@ class Study:
                 options = {**options, "discriminator_dtype": self.discriminator_dtype}
                 extra["discriminator_dtype"] = self.discriminator_dtype
             net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **options)
-            fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed)
+            fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
+                               callbacks=self.progress(model))
         trained = time.perf_counter() - start
         save_keras(net, self.model_path(name, model, seed))
         start = time.perf_counter()
@@ -377,6 +384,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "ross2021.json")
     parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes and MIMOSA output")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
+    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     args = parser.parse_args(argv)
     unknown = [d for d in args.datasets if d not in PAPER_DATASETS + REFERENCE_DATASETS]
     if unknown:
@@ -389,12 +397,12 @@ def main(argv=None) -> None:
             if key(probe) in {key(r) for r in load_records(args.out)}:
                 continue
             start = time.perf_counter()
-            print(f"[{i}/{len(units)}] {model} {name} seed {seed} ...", end=" ", flush=True)
+            print(f"[{i}/{len(units)}] {model} {name} seed {seed}", flush=True)
             record = study.run_mimosa(name, seed) if model == "MIMOSA" else study.run_model(name, model, seed)
             append_record(args.out, record)
             render(args.out)
             summary = {k: record[k] for k in ("h_error", "purity", "coverage", "r4c", "r4") if k in record}
-            print(f"{time.perf_counter() - start:.0f} s", re.sub(r"[{}']", "", str(summary)), flush=True)
+            print(f"  done in {time.perf_counter() - start:.0f} s:", re.sub(r"[{}']", "", str(summary)), flush=True)
     render(args.out)
 
 

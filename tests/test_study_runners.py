@@ -76,12 +76,15 @@ def test_chen2022_minutes_use_the_throughput_of_the_precision_trained(chen2022, 
         chen2022.steps_for(Args, "ProLVAE", "small", "float32")
 
 
-def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_path, monkeypatch):
+def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_path, monkeypatch, capsys):
     out = tmp_path / "ross.json"
     argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--model-seeds", "0", "--models", "AE",
             "--train-size", "512", "--test-size", "256", "--epochs", "1", "--interventional-points", "100",
             "--out", str(out), "--cache", str(tmp_path / "cache")]
     ross2021.main(argv)
+    shown = capsys.readouterr()
+    assert "training AE" in shown.err  # the run's epoch bar
+    assert "[1/1] AE chopsticks/depth2_inter seed 0" in shown.out and "done in" in shown.out
     records = json.loads(out.read_text())
     assert [(r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"]) for r in records] == [
         ("chopsticks/depth2_inter", "AE", 0, 512, 1)]
