@@ -242,6 +242,8 @@ class COFHAE(Adversarial, Autoencoder):
         codes reach the decoder, scaled by the probabilities of the options not taken,
         and can carry information that hard assignments at evaluation drop; the
         assignment loss L_a is computed from the soft probabilities in both modes.
+        Straight-through scored higher on Spaceshapes' images and the same on
+        Chopsticks' series (``docs/results/ross2021.md``).
       ablation: which loss terms train, one of :data:`ABLATIONS`: ``"H+A+TC(Z|on)"``
         (default, COFHAE), ``"H"``, ``"H+A"``, ``"H+A+TC(Z)"`` (marginal TC),
         ``"H+TC(Z|on)"`` or ``"H+A+Z"`` (supervised codes); the paper's figures 4 and 10.
