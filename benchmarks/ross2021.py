@@ -59,6 +59,8 @@ MODELS = ("COFHAE", *BASELINES)
 #: COFHAE with ``decoder_assignments="straight_through"``: the decoder sees the hard
 #: assignments that evaluation uses; run on request (``--models COFHAE-ST``), not by default
 STRAIGHT_THROUGH = "COFHAE-ST"
+#: each COFHAE the study trains, and its ``decoder_assignments``
+COFHAE_VARIANTS = {"COFHAE": "soft", STRAIGHT_THROUGH: "straight_through"}
 #: the page keeps everything below this line when it is redrawn
 NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
@@ -189,9 +191,9 @@ class Study:
         gt = hier_datasets.ground_truth(name)
         extra, hierarchy = {}, None
         start = time.perf_counter()
-        if model in ("COFHAE", STRAIGHT_THROUGH):
+        if model in COFHAE_VARIANTS:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
-            decoder_assignments = "straight_through" if model == STRAIGHT_THROUGH else "soft"
+            decoder_assignments = COFHAE_VARIANTS[model]
             start = time.perf_counter()
             net = train_cofhae(train_x, hierarchy, assignments, epochs=self.args.epochs,
                                batch_size=self.args.batch_size, random_state=seed,
