@@ -52,6 +52,7 @@ from hier_datasets.hierarchy import Hierarchy
 from hier_models import protocols
 from hier_models.architectures import CAPACITIES
 from hier_models.cli.files import write_atomic
+from hier_models.cli.training import FitProgress
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 DATASETS = ("boxhead/boxhead1", "boxhead/boxhead2", "boxhead/boxhead3")
@@ -158,25 +159,6 @@ def _dataset(images: np.ndarray, batch_size: int, seed: int, repeat: bool):
     return ds.repeat() if repeat else ds
 
 
-def _progress_callback(total: int, desc: str, enabled: bool = True):
-    import keras
-    from tqdm import tqdm
-
-    class Progress(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
-            self.bar = tqdm(total=total, desc=desc, unit="step", disable=not enabled, leave=False)
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.bar.update(1)
-            if logs and batch % 25 == 0:
-                self.bar.set_postfix(loss=f"{float(logs['loss']):.1f}")
-
-        def on_train_end(self, logs=None):
-            self.bar.close()
-
-    return Progress()
-
-
 def train(model_name, beta, capacity, seed, steps, train_images, *, batch_size, progress=True, desc=""):
     """A model trained for ``steps`` steps; returns it and the training seconds."""
     import keras
@@ -187,7 +169,7 @@ def train(model_name, beta, capacity, seed, steps, train_images, *, batch_size, 
     data = _dataset(train_images, batch_size, seed, repeat=True)
     start = time.perf_counter()
     model.fit(data, epochs=1, steps_per_epoch=steps, verbose=0,
-              callbacks=[_progress_callback(steps, desc or model_name, progress)])
+              callbacks=[FitProgress([desc or model_name], enabled=progress, unit="step")])
     return model, time.perf_counter() - start
 
 

@@ -47,7 +47,7 @@ from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.cli.datasets import SplitArrays, resolve_dataset
 from hier_models.cli.files import save_keras
 from hier_models.cli.scoring import score
-from hier_models.cli.training import EpochProgress
+from hier_models.cli.training import FitProgress
 from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -132,7 +132,7 @@ class Study:
 
     def progress(self, stage: str) -> list:
         """``fit``'s callbacks: an epoch bar named ``stage`` unless ``--quiet``."""
-        return [EpochProgress([stage], enabled=not self.args.quiet)]
+        return [FitProgress([stage], enabled=not self.args.quiet)]
 
     def model_path(self, name: str, model: str, seed: int) -> Path:
         """Where a trained model is kept for later inspection (``keras.models.load_model``)."""

@@ -381,3 +381,22 @@ def test_mimosa_tells_no_hierarchy_from_a_bad_setting():
         check_hyperparameters(1000, 4, tree="octree")
     with pytest.raises(TypeError, match="no hyperparameter neighbours"):
         check_hyperparameters(1000, 4, neighbours=5)
+
+
+@pytest.mark.parametrize("unit, ticks", [("epoch", 2), ("step", 6)])
+def test_fit_progress_counts_its_unit_and_keeps_each_stages_history(unit, ticks):
+    import keras
+
+    from hier_models.cli.training import FitProgress
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.zeros((12, 2), np.float32), np.ones((12, 1), np.float32)
+    callback = FitProgress(["first"], unit=unit)
+    for _ in range(2):
+        model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[callback])
+    assert (callback._bar.total, callback._bar.n) == (ticks, ticks)
+    assert list(callback.history) == ["first", "stage 2"]
+    assert len(callback.history["stage 2"]["loss"]) == 2
+    with pytest.raises(ValueError, match="unit must be 'epoch' or 'step'"):
+        FitProgress(["x"], unit="batch")

@@ -47,7 +47,7 @@ from hier_models.cofhae import COFHAE
 from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule, grid_points, training_dataset
 
 __all__ = [
-    "EpochProgress",
+    "FitProgress",
     "TrainingRecord",
     "boxhead_protocol",
     "code_hierarchy",
@@ -59,12 +59,15 @@ __all__ = [
 ]
 
 
-class EpochProgress(keras.callbacks.Callback):
-    """One tqdm bar per ``fit`` (named after ``stages`` in order), and the history of each."""
+class FitProgress(keras.callbacks.Callback):
+    """One tqdm bar per ``fit`` (named after ``stages`` in order) that counts epochs,
+    or steps with ``unit="step"`` (for a single long epoch), and the history of each."""
 
-    def __init__(self, stages: Sequence[str], *, enabled: bool = True):
+    def __init__(self, stages: Sequence[str], *, enabled: bool = True, unit: str = "epoch"):
         super().__init__()
-        self.stages, self.enabled = list(stages), enabled
+        if unit not in ("epoch", "step"):
+            raise ValueError(f"unit must be 'epoch' or 'step', not {unit!r}")
+        self.stages, self.enabled, self.unit = list(stages), enabled, unit
         self.history: dict[str, dict[str, list]] = {}
         self._bar = None
 
@@ -73,14 +76,25 @@ class EpochProgress(keras.callbacks.Callback):
         stage = self.stages[index] if index < len(self.stages) else f"stage {index + 1}"
         self._stage = stage
         self.history[stage] = {}
-        self._bar = progress(total=self.params.get("epochs"), enabled=self.enabled, desc=f"training {stage}", unit="epoch")
+        total, steps = self.params.get("epochs"), self.params.get("steps")
+        if self.unit == "step":
+            total = total * steps if total and steps else None
+        self._bar = progress(total=total, enabled=self.enabled, desc=f"training {stage}", unit=self.unit)
+
+    def _advance(self, logs):
+        if logs and "loss" in logs:
+            self._bar.set_postfix(loss=f"{float(logs['loss']):.4g}", refresh=False)
+        self._bar.update(1)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.unit == "step":
+            self._advance(logs)
 
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():
             self.history[self._stage].setdefault(key, []).append(float(value))
-        if logs and "loss" in logs:
-            self._bar.set_postfix(loss=f"{float(logs['loss']):.4g}")
-        self._bar.update(1)
+        if self.unit == "epoch":
+            self._advance(logs)
 
     def on_train_end(self, logs=None):
         self._bar.close()
@@ -269,7 +283,7 @@ def train(
         start = time.perf_counter()
         autoencoder_epochs = autoencoder_epochs or AUTOENCODER_EPOCHS
         stages = ["COFHAE"] if grid is None else [f"COFHAE {grid_label(p)}" for p in grid_points(grid)]
-        callback = EpochProgress(["smooth autoencoder", *stages], enabled=show_progress)
+        callback = FitProgress(["smooth autoencoder", *stages], enabled=show_progress)
         fit, scores = _fit_hierarchical(
             data, fit_settings, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size, seed=seed,
             callback=callback, show_progress=show_progress, grid=grid, strategy=scope,
@@ -297,7 +311,7 @@ def train(
     start = time.perf_counter()
     with distribute.in_scope(scope):
         model = _flat_model(model_name, data, latent_dim=latent_dim, seed=seed, options=options)
-    callback = EpochProgress([model_name], enabled=show_progress)
+    callback = FitProgress([model_name], enabled=show_progress)
     if boxhead:
         model.compile(optimizer=protocols.boxhead_optimizer())
         model.fit(training_dataset(data.observations, None, batch_size, seed, scale=data.scale), epochs=epochs,
