@@ -98,6 +98,11 @@ def split(name: str, which: str, size: int):
     return factors, gt.observations_from_factors(factors, rng)
 
 
+def cache_stem(cache: Path, name: str, train_size: int, epochs: int, seed: int) -> Path:
+    """Where the runs of one dataset, training size, epochs and seed keep their files."""
+    return Path(cache) / f"{name.replace('/', '-')}-n{train_size}-e{epochs}-s{seed}"
+
+
 def as_float(observations: np.ndarray) -> np.ndarray:
     """Model input: float32, images (0/1 for Spaceshapes) as they are."""
     return np.asarray(observations, dtype=np.float32)
@@ -128,7 +133,7 @@ class Study:
                 "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
 
     def stem(self, name: str, seed: int) -> Path:
-        return self.cache / f"{name.replace('/', '-')}-n{self.sizes(name)[0]}-e{self.args.epochs}-s{seed}"
+        return cache_stem(self.cache, name, self.sizes(name)[0], self.args.epochs, seed)
 
     def progress(self, stage: str) -> list:
         """``fit``'s callbacks: an epoch bar named ``stage`` unless ``--quiet``."""

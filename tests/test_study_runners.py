@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import keras
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -115,3 +116,62 @@ def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
         ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
     assert "unknown datasets ['chopsticks/depth4_inter']" in capsys.readouterr().err
     assert not (tmp_path / "ross.json").exists()
+
+
+class _FixedCodes:
+    """A stand-in for a kept model: ``encode`` returns codes prepared for the test split."""
+
+    def __init__(self, codes, hierarchy=None):
+        self.codes = codes
+        if hierarchy is not None:
+            self.hierarchy = hierarchy
+
+    def encode(self, observations):
+        assert len(observations) == len(self.codes)
+        return self.codes
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return load_runner("ross2021_probe")
+
+
+def _scores(rows):
+    return {(r["true path"], r["factor"]): r for r in rows}
+
+
+def test_ross2021_probe_tells_held_mixed_and_lost_factors_apart(probe):
+    import hier_datasets
+
+    name, size = "chopsticks/depth2_inter", 600
+    gt = hier_datasets.ground_truth(name)
+    factors, _ = probe.split(name, "test", size)
+    codes = gt.hierarchy.codes_from_factors(factors)
+    paths = gt.paths(factors)
+
+    # a model whose codes are the true hierarchy's: each factor in its own code, every row on its path
+    held = _scores(probe.probe(name, _FixedCodes(codes, gt.hierarchy), size, seed=0))
+    assert set(held) == {("chop1=stop", "intercept0"), ("chop1=chop", "intercept0"), ("chop1=chop", "intercept1")}
+    for row in held.values():
+        assert row["learned path"] == row["true path"] and row["n"] == row["of"] == int(
+            (paths == gt.hierarchy.path_names.index(row["true path"])).sum())
+        assert row["best single"] > 0.97 and row["jointly, linear"] > 0.999
+
+    # a flat model holding the two intercepts rotated by 45 degrees: jointly (linearly) there, no code alone
+    a, b = codes[:, 0], codes[:, 2]
+    mixed = _scores(probe.probe(name, _FixedCodes(np.stack([a + b, a - b], axis=1)), size, seed=0))
+    row = mixed[("chop1=chop", "intercept1")]
+    assert row["learned path"] == "all codes" and row["n"] == row["of"]
+    assert row["jointly, linear"] > 0.999 and row["best single"] < 0.8
+
+    # constant codes hold nothing
+    lost = _scores(probe.probe(name, _FixedCodes(np.zeros((size, 2))), size, seed=0))
+    assert all(r["jointly"] < 0.05 and r["jointly, linear"] < 0.05 for r in lost.values())
+    assert "| chop1=chop | all codes (" in probe.table(list(lost.values()))
+
+
+def test_ross2021_probe_names_the_missing_model(probe, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        probe.main(["spaceshapes", "FactorVAE", "--cache", str(tmp_path)])
+    assert "no kept model at" in capsys.readouterr().err
