@@ -103,6 +103,11 @@ def cache_stem(cache: Path, name: str, train_size: int, epochs: int, seed: int) 
     return Path(cache) / f"{name.replace('/', '-')}-n{train_size}-e{epochs}-s{seed}"
 
 
+def kept_model(stem: Path, model: str) -> Path:
+    """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
+    return stem.with_suffix(f".{model}.keras")
+
+
 def as_float(observations: np.ndarray) -> np.ndarray:
     """Model input: float32, images (0/1 for Spaceshapes) as they are."""
     return np.asarray(observations, dtype=np.float32)
@@ -140,8 +145,7 @@ class Study:
         return [FitProgress([stage], enabled=not self.args.quiet)]
 
     def model_path(self, name: str, model: str, seed: int) -> Path:
-        """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
-        return self.stem(name, seed).with_suffix(f".{model}.keras")
+        return kept_model(self.stem(name, seed), model)
 
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart

@@ -23,7 +23,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from ross2021 import PAPER_DATASETS, REFERENCE_DATASETS, as_float, cache_stem, registered_sizes, split
+from ross2021 import PAPER_DATASETS, REFERENCE_DATASETS, as_float, cache_stem, kept_model, registered_sizes, split
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold, cross_val_score
@@ -101,8 +101,7 @@ def main(argv=None) -> None:
     parser.add_argument("--cache", type=Path, default=Path("runs/ross2021-cache"))
     args = parser.parse_args(argv)
     train, test = registered_sizes(args.dataset)
-    stem = cache_stem(args.cache, args.dataset, args.train_size or train, args.epochs, args.seed)
-    path = stem.with_suffix(f".{args.model}.keras")
+    path = kept_model(cache_stem(args.cache, args.dataset, args.train_size or train, args.epochs, args.seed), args.model)
     if not path.exists():
         parser.error(f"no kept model at {path}; run the study for it first (benchmarks/ross2021.py)")
     print(f"{args.dataset}, {args.model}, seed {args.seed}: test split, 3-fold R^2\n")
