@@ -244,6 +244,11 @@ class COFHAE(Adversarial, Autoencoder):
         assignment loss L_a is computed from the soft probabilities in both modes.
         Straight-through scored higher on Spaceshapes' images and the same on
         Chopsticks' series (``docs/results/ross2021.md``).
+      assignment_probabilities: what L_a compares with the one-hot targets:
+        ``"masked"`` (default): the masked probabilities ``a'`` of appendix
+        Algorithm 8 (each categorical's softmax times the option probabilities above
+        it), or ``"softmax"``: each categorical's own tempered softmax, so that a
+        nested target does not push its parents (``docs/results/cofhae_ablation.md``).
       ablation: which loss terms train, one of :data:`ABLATIONS`: ``"H+A+TC(Z|on)"``
         (default, COFHAE), ``"H"``, ``"H+A"``, ``"H+A+TC(Z)"`` (marginal TC),
         ``"H+TC(Z|on)"`` or ``"H+A+Z"`` (supervised codes); the paper's figures 4 and 10.
@@ -303,6 +308,7 @@ class COFHAE(Adversarial, Autoencoder):
         lambda_tc: float = 10.0,
         ablation: str = "H+A+TC(Z|on)",
         decoder_assignments: str = "soft",
+        assignment_probabilities: str = "masked",
         discriminator_units=(1000,) * 3,
         discriminator_dtype: str | None = None,
         architecture: str | None = None,
@@ -329,6 +335,8 @@ class COFHAE(Adversarial, Autoencoder):
         self.ablation = check_choice("ablation", ablation, tuple(ABLATIONS))
         self.decoder_assignments = check_choice("decoder_assignments", decoder_assignments,
                                                 ("soft", "straight_through"))
+        self.assignment_probabilities = check_choice("assignment_probabilities", assignment_probabilities,
+                                                     ("masked", "softmax"))
         self.supervise_assignments, self.tc_mode, self.supervise_codes = ABLATIONS[ablation]
         units = check_units("discriminator_units", discriminator_units)
         self.encoding = enc = HierarchicalEncoding(hierarchy)
@@ -345,6 +353,7 @@ class COFHAE(Adversarial, Autoencoder):
                 lambda_tc=self.lambda_tc,
                 ablation=self.ablation,
                 decoder_assignments=self.decoder_assignments,
+                assignment_probabilities=self.assignment_probabilities,
                 discriminator_units=list(units),
                 discriminator_dtype=discriminator_dtype,
                 architecture=architecture,
@@ -394,8 +403,8 @@ class COFHAE(Adversarial, Autoencoder):
             local = np.concatenate([np.arange(n) for n in self.hierarchy.num_options[enc.categorical]])
             onehot = ops.cast(ops.equal(cat_targets, ops.convert_to_tensor(local, "float32")), "float32")
             defined = ops.cast(cat_targets >= 0, "float32")
-            masked_probs = soft_inputs[:, : enc.num_options]  # a' of Algorithm 8
-            assignment = ops.mean(ops.sum(defined * (masked_probs - onehot) ** 2, axis=1))
+            compared = soft_inputs[:, : enc.num_options] if self.assignment_probabilities == "masked" else probs
+            assignment = ops.mean(ops.sum(defined * (compared - onehot) ** 2, axis=1))
         if targets is not None and self.supervise_codes:
             goal = ops.take(targets, enc.continuous, axis=1)
             known = ops.logical_not(ops.isnan(goal))

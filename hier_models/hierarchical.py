@@ -111,10 +111,11 @@ def training_dataset(observations, targets=None, batch_size: int = 256, random_s
 
 @renamed_keywords(seed="random_state")
 def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
-                       verbose: int = 0, callbacks=None, scale: float | None = None):
+                       verbose: int = 0, callbacks=None, scale: float | None = None, **compile_options):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
-    ``epochs`` epochs and fit it on :func:`training_dataset` (``scale``: see
-    :func:`input_scale`); returns the History. ``batch_size`` is the global batch
+    ``epochs`` epochs (and ``compile_options``, e.g. a ``discriminator_optimizer``) and
+    fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
+    the History. ``batch_size`` is the global batch
     when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
     shuffles the examples (``seed`` is its deprecated name)."""
     x = np.asarray(observations)
@@ -122,7 +123,7 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
     steps = math.ceil(len(x) / batch_size) * epochs
     with model.distribute_strategy.scope():  # the optimiser beside the model's variables
         optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
-    model.compile(optimizer=optimizer)
+    model.compile(optimizer=optimizer, **compile_options)
     return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 
@@ -167,10 +168,12 @@ def train_cofhae(
     callbacks=None,
     scale: float | None = None,
     strategy=None,
+    discriminator_optimizer=None,
     **cofhae_options,
 ) -> HierarchicalRun:
     """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
-    ``callbacks`` go to ``fit``; ``scale`` maps integer images to [0, 1] (see
+    ``callbacks`` go to ``fit``; ``discriminator_optimizer`` to ``compile`` (None: the
+    model's default, Adam at the main learning rate and schedule); ``scale`` maps integer images to [0, 1] (see
     :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None;
     ``random_state`` (an integer seed or a numpy Generator; ``seed`` is its deprecated
     name) seeds the model and the shuffling."""
@@ -183,7 +186,8 @@ def train_cofhae(
     with in_scope(strategy):
         model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
-                                 verbose=verbose, callbacks=callbacks, scale=scale).history
+                                 verbose=verbose, callbacks=callbacks, scale=scale,
+                                 discriminator_optimizer=discriminator_optimizer).history
     evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
     final = model.evaluate(evaluation, verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
