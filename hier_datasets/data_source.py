@@ -34,7 +34,8 @@ class DataSource(Sequence):
     ``source[i]`` is the ``i``-th example of ``tfds.load(name, split=split,
     data_dir=data_dir)`` (files read in order, as ``shuffle_files=False`` does): a
     dict of numpy arrays (``factors``, ``active``, ``path``, the observation, and the
-    dataset's extra labels). ``source.__getitems__(indices)`` reads several at once.
+    dataset's extra labels); ``source[a:b]`` is the list of those examples, and
+    ``source.__getitems__(indices)`` reads several at once.
 
     Made by :func:`data_source`. A source pickles as the path of the dataset
     version and the split only, so that it travels to DataLoader or Grain worker
@@ -65,14 +66,18 @@ class DataSource(Sequence):
 
     def _index(self, index) -> int:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-            raise TypeError(f"index must be an integer, got {type(index).__name__}")
+            raise TypeError(f"index must be an integer or a slice, got {type(index).__name__}")
         n = len(self)
         i = int(index) + n if index < 0 else int(index)
         if not 0 <= i < n:
             raise IndexError(f"index {int(index)} is out of range for a split of {n} examples")
         return i
 
-    def __getitem__(self, index) -> dict[str, np.ndarray]:
+    def __getitem__(self, index):
+        """The example at an integer ``index`` (negative counts from the end), or the
+        list of examples of a slice (``source[100:200]``, ``source[::10]``)."""
+        if isinstance(index, slice):
+            return self.__getitems__(range(len(self))[index])
         return self._numpy(self._open()[self._index(index)])
 
     def __getitems__(self, indices) -> list[dict[str, np.ndarray]]:

@@ -62,7 +62,11 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
     if tfds is None:
         raise ImportError("building a dataset needs tensorflow-datasets; pip install tensorflow-datasets")
     config = None if beam_options is None else tfds.download.DownloadConfig(beam_options=_pipeline_options(beam_options))
-    builder = tfds.builder(name, data_dir=None if data_dir is None else os.fspath(data_dir))
+    # the registered class, not tfds.builder: for a resized config already on disk,
+    # tfds.builder returns a ReadOnlyBuilder that knows nothing of hierbench
+    family, builder_kwargs = tfds.core.naming.parse_builder_name_kwargs(name)
+    builder_cls = tfds.builder_cls(str(family))
+    builder = builder_cls(data_dir=None if data_dir is None else os.fspath(data_dir), **builder_kwargs)
     if download:
         builder.download_and_prepare(download_config=config)
     return builder

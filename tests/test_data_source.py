@@ -1,5 +1,7 @@
 """hier_datasets.data_source: random access to the examples of tfds.load, through ArrayRecord."""
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,14 +62,41 @@ def test_batched_and_negative_reads(train):
     assert train.__getitems__([]) == []
 
 
+def test_slices_read_the_examples_of_their_indices(train):
+    sliced = train[10:14]
+    assert isinstance(sliced, list) and len(sliced) == 4
+    for i, example in zip(range(10, 14), sliced):
+        assert_same(example, train[i])
+    assert [int(e["path"]) for e in train[::100]] == [int(train[i]["path"]) for i in (0, 100, 200)]
+    assert_same(train[-2:][1], train[299])
+    assert train[5:5] == [] and train[400:] == []
+
+
+def test_resized_config_built_by_an_earlier_process(tmp_path):
+    """A build on disk from another process: build() still returns the hierbench
+    builder (not TFDS's ReadOnlyBuilder), and the first data_source converts it."""
+    name = "chopsticks/depth2_either_40_10"
+    script = f"import hier_datasets; hier_datasets.build({name!r}, {str(tmp_path)!r})"
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    assert not list(tmp_path.rglob("*.array_record-*"))
+    builder = hier_datasets.build(name, tmp_path)
+    assert type(builder).__name__ == "ChopsticksBuilder"
+    assert builder.build_lock_path.name == ".depth2_either_40_10-2.0.0.lock"
+    source = hier_datasets.data_source(name, "test", tmp_path)
+    reference = list(tfds.as_numpy(tfds.load(name, split="test", data_dir=str(tmp_path), shuffle_files=False)))
+    assert len(source) == 10
+    for example, expected in zip(source[:], reference):
+        assert_same(example, expected)
+
+
 def test_bad_indices_raise(train):
     with pytest.raises(IndexError, match="index 300 is out of range for a split of 300"):
         train[300]
     with pytest.raises(IndexError, match="index -301"):
         train.__getitems__([0, -301])
-    with pytest.raises(TypeError, match="index must be an integer, got str"):
+    with pytest.raises(TypeError, match="index must be an integer or a slice, got str"):
         train["0"]
-    with pytest.raises(TypeError, match="index must be an integer, got float"):
+    with pytest.raises(TypeError, match="index must be an integer or a slice, got float"):
         train[1.0]
     with pytest.raises(TypeError, match="indices must be a sequence of integers, got int"):
         train.__getitems__(3)
