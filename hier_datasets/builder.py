@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import shutil
 import zlib
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Iterator
 import numpy as np
 import tensorflow_datasets as tfds
 
-from hier_datasets.ground_truth import GroundTruth, ground_truth
+from hier_datasets.ground_truth import GroundTruth, ground_truth, parse_sized_name
 
 try:  # POSIX file locks; elsewhere builds of one config must not overlap
     import fcntl
@@ -124,16 +123,6 @@ def _exclusive(lock_path: Path):
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-_SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
-
-
-def parse_sized_name(config: str) -> tuple[str, int, int] | None:
-    """``(process, train_size, test_size)`` of a :func:`sized_config` name such as
-    ``depth2_either_5000_1000``, or None when ``config`` has no size suffix."""
-    match = _SIZED_NAME.fullmatch(config)
-    return None if match is None else (match["process"], int(match["train"]), int(match["test"]))
 
 
 class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):

@@ -14,6 +14,7 @@ keyword ``rng`` of earlier versions still works and warns.
 from __future__ import annotations
 
 import abc
+import re
 import warnings
 from typing import Callable
 
@@ -22,7 +23,7 @@ import numpy as np
 from hier_datasets.hierarchy import Hierarchy
 from hier_datasets.validation import check_random_state, renamed_keywords
 
-__all__ = ["GroundTruth", "ground_truth", "register", "available"]
+__all__ = ["GroundTruth", "ground_truth", "register", "available", "parse_sized_name"]
 
 
 def as_rng(rng) -> np.random.Generator:
@@ -308,13 +309,29 @@ def available() -> tuple[str, ...]:
     return tuple(sorted(_FAMILIES))
 
 
+_SIZED_NAME = re.compile(r"(?P<process>.+)_(?P<train>[0-9]+)_(?P<test>[0-9]+)")
+
+
+def parse_sized_name(config: str) -> tuple[str, int, int] | None:
+    """``(process, train_size, test_size)`` of a resized config name such as
+    ``depth2_either_5000_1000`` (:func:`hier_datasets.builder.sized_config`), or None
+    when ``config`` has no size suffix."""
+    match = _SIZED_NAME.fullmatch(config)
+    return None if match is None else (match["process"], int(match["train"]), int(match["test"]))
+
+
 def ground_truth(name: str, **kwargs) -> GroundTruth:
     """The generative process of a registered dataset, e.g. ``"chopsticks/depth2_either"``.
 
-    ``name`` is ``family`` or ``family/config`` as for ``tfds.load``; keyword
+    ``name`` is ``family`` or ``family/config`` as for ``tfds.load``, including a
+    resized config ``family/config_TRAIN_TEST`` (e.g. ``"chopsticks/depth2_either_5000_1000"``),
+    whose process is that of ``config``: the suffix sizes only the splits. Keyword
     arguments (e.g. ``noise=0.05`` for Chopsticks) are passed to the family.
     """
-    family, _, config = str(name).partition("/")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a dataset name such as 'chopsticks/depth2_either', got {type(name).__name__}")
+    family, _, config = name.partition("/")
     if family not in _FAMILIES:
         raise ValueError(f"unknown dataset {family!r}; available: {list(available())}")
-    return _FAMILIES[family](config or None, **kwargs)
+    sized = parse_sized_name(config)
+    return _FAMILIES[family]((sized[0] if sized else config) or None, **kwargs)

@@ -201,6 +201,22 @@ def test_bad_parameters(kwargs, message):
 def test_bad_names(name, message):
     with pytest.raises(ValueError, match=message):
         hier_datasets.ground_truth(name)
+    with pytest.raises(TypeError, match="name must be a dataset name such as 'chopsticks/depth2_either', got int"):
+        hier_datasets.ground_truth(2)
+
+
+def test_resized_names_are_the_process_of_their_config():
+    """tfds.load's ``config_TRAIN_TEST`` names: the suffix sizes only the splits."""
+    sized = hier_datasets.ground_truth("chopsticks/depth2_either_5000_1000")
+    plain = hier_datasets.ground_truth("chopsticks/depth2_either")
+    assert sized.hierarchy.to_json() == plain.hierarchy.to_json()
+    a, b = sized.sample(50, np.random.default_rng(3)), plain.sample(50, np.random.default_rng(3))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    reference = hier_datasets.ground_truth("chopsticks/depth3_both_reference_200_100")
+    assert reference.stopping == "reference" and reference.depth == 3
+    with pytest.raises(ValueError, match="unknown chopsticks config 'depth2_wavy'"):
+        hier_datasets.ground_truth("chopsticks/depth2_wavy_5000_1000")
 
 
 def test_bad_factors_are_rejected_with_a_clear_message():

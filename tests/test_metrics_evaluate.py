@@ -128,6 +128,14 @@ def test_evaluate_r4c_with_a_code_hierarchy():
     assert per_factor["intercept1@ii"] < 0.1 and per_factor["chop1@i"] < 0.5
 
 
+def test_resized_dataset_names_score_as_their_process():
+    """``evaluate`` takes the ``config_TRAIN_TEST`` names that tfds.load takes."""
+    sized = hm.evaluate(decode, "chopsticks/depth2_either_5000_1000", metrics=["r4", "mig"], num_samples=400)
+    plain = hm.evaluate(decode, "chopsticks/depth2_either", metrics=["r4", "mig"], num_samples=400)
+    assert sized["r4"] == plain["r4"] and sized["mig"] == plain["mig"]
+    assert sized["num_samples"] == 400 and sized["r4"] > 0.9
+
+
 def test_metric_selection_errors():
     f = np.random.default_rng(0).normal(size=(50, 2))
     with pytest.raises(ValueError, match="unknown metrics"):

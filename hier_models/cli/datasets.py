@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 import hier_datasets
-from hier_datasets.builder import parse_sized_name
+from hier_datasets.ground_truth import parse_sized_name
 from hier_datasets.hierarchy import Hierarchy
 from hier_models.cli.errors import CommandError
 from hier_models.cli.files import progress
