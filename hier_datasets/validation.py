@@ -12,12 +12,16 @@ allowed.
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 import warnings
 
 import numpy as np
 
-__all__ = ["check_non_negative_int", "check_positive_int", "check_random_state", "check_seed", "renamed_keywords"]
+__all__ = [
+    "check_forwarded_options", "check_non_negative_int", "check_positive_int", "check_random_state", "check_seed",
+    "renamed_keywords",
+]
 
 
 def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
@@ -121,6 +125,31 @@ def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
 def check_non_negative_int(name: str, value) -> int:
     """An integer >= 0 (booleans are refused); see :func:`check_positive_int`."""
     return check_positive_int(name, value, minimum=0)
+
+
+def check_forwarded_options(caller: str, options, target, passed=()) -> None:
+    """TypeError naming ``caller`` when ``options`` (the ``**options`` that ``caller``
+    passes on to ``target``) hold a keyword that ``target`` does not take, or one of
+    ``passed``, which ``caller`` sets itself; so the error names the function the
+    user called, with the keywords it takes, rather than a helper.
+
+    Example:
+      >>> def helper(x, *, bins=10, scale=1.0):
+      ...     return x
+      >>> try:
+      ...     check_forwarded_options("summary", {"binz": 5}, helper, passed=("x",))
+      ... except TypeError as err:
+      ...     print(err)
+      summary() got an unexpected keyword argument 'binz'; its options are bins, scale
+    """
+    parameters = inspect.signature(target).parameters
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = [name for name, p in parameters.items() if p.kind in kinds and name not in passed]
+    unknown = [name for name in options if name not in accepted]
+    if unknown:
+        raise TypeError(
+            f"{caller}() got an unexpected keyword argument {unknown[0]!r}; its options are {', '.join(accepted)}"
+        )
 
 
 def renamed_keywords(**renames: str):

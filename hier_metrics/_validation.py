@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 # the one converter of random_state and the integer check of all three packages
-from hier_datasets.validation import check_positive_int, check_random_state  # noqa: F401  (re-exported)
+from hier_datasets.validation import check_forwarded_options, check_positive_int, check_random_state  # noqa: F401  (re-exported)
 
 #: integer-valued columns with at most this many distinct values count as categorical
 #: when ``categorical="auto"`` (the threshold of Ross & Doshi-Velez's implementation)

@@ -17,6 +17,7 @@ import numpy as np
 from hier_metrics._univariate import r2_scores, random_splits
 from hier_metrics._validation import (
     check_array,
+    check_forwarded_options,
     check_fraction,
     check_not_all_constant,
     check_random_state,
@@ -186,6 +187,7 @@ def dci(factors, codes, *, random_state=0, **options) -> dict:
       >>> round(result["disentanglement"], 2), round(result["completeness"], 2)
       (1.0, 1.0)
     """
+    check_forwarded_options("dci", options, importance_matrix, passed=("factors", "codes", "random_state"))
     imp = importance_matrix(factors, codes, random_state=random_state, **options)
     varying = np.flatnonzero(~np.isnan(imp["informativeness_test"]))
     out = dci_from_importance(imp["importance"][:, varying])
@@ -321,6 +323,7 @@ def dci_split(
     """
     factors_arr = check_array(factors, "factors", min_rows=3)
     resolved = _check_split(groups, factors_arr.shape[1], factor_names, code_assignment)
+    check_forwarded_options("dci_split", options, importance_matrix, passed=("factors", "codes", "random_state"))
     imp = importance_matrix(factors_arr, codes, random_state=random_state, **options)
     varying = ~np.isnan(imp["informativeness_test"])
     resolved = {name: idx[varying[idx]] for name, idx in resolved.items()}

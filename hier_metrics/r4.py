@@ -34,6 +34,7 @@ import numpy as np
 from hier_metrics._univariate import ESTIMATORS, correspondence
 from hier_metrics._validation import (
     check_array,
+    check_forwarded_options,
     check_fraction,
     check_mask,
     check_not_all_constant,
@@ -138,6 +139,7 @@ def r4(factors, codes, *, random_state=0, **options) -> dict:
       >>> r4(factors, np.column_stack([factors[:, 0], rng.uniform(size=300)]))["per_factor"].round(2)
       array([1., 0.])
     """
+    check_forwarded_options("r4", options, r4_matrix, passed=("factors", "codes", "random_state"))
     matrix = r4_matrix(factors, codes, random_state=random_state, **options)
     per_factor = matrix.max(axis=1)
     return {"score": float(np.nanmean(per_factor)), "per_factor": per_factor}

@@ -33,6 +33,7 @@ import numpy as np
 
 from hier_datasets.ground_truth import GroundTruth, register
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
+from hier_datasets.validation import check_forwarded_options
 
 VARIANTS = ("slope", "inter", "both", "either")
 #: rules for the number of levels: uniform on 1..depth, or the authors' code's
@@ -197,6 +198,7 @@ def _from_config(config: str | None, **kwargs) -> Chopsticks:
         if kwargs.get("stopping", rule) != rule:
             raise ValueError(f"chopsticks config {config!r} has stopping='reference', got stopping={kwargs['stopping']!r}")
         kwargs["stopping"] = rule
+    check_forwarded_options("ground_truth", kwargs, Chopsticks, passed=("depth", "variant"))
     return Chopsticks(int(head[5:]), variant, **kwargs)
 
 

@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
+from hier_datasets.validation import check_forwarded_options
 from hier_models._mimosa._components import (
     component_edges,
     edge_overlap,
@@ -357,5 +358,6 @@ def mimosa(codes, **hyperparameters) -> tuple[Hierarchy, np.ndarray]:
     ``i``'s path in ``hierarchy``'s path order (``hierarchy.path_names``), or -1 when
     the point was discarded. Hyperparameters and errors as in :func:`fit_mimosa`.
     """
+    check_forwarded_options("mimosa", hyperparameters, fit_mimosa, passed=("codes",))
     result = fit_mimosa(codes, **hyperparameters)
     return result.hierarchy, result.assignments
