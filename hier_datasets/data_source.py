@@ -49,9 +49,9 @@ class DataSource(Sequence):
 
     def _open(self):
         if self._source is None:
-            from hier_datasets._tfds import tfds
+            from hier_datasets._tfds import require_tfds
 
-            builder = tfds.builder_from_directory(self.version_dir)
+            builder = require_tfds("reading a built dataset").builder_from_directory(self.version_dir)
             self._dtypes = {name: feature.np_dtype for name, feature in builder.info.features.items()}
             self._source = builder.as_data_source(split=self.split, file_format=_ARRAY_RECORD)
         return self._source
@@ -98,9 +98,9 @@ class DataSource(Sequence):
 
 
 def _has_array_record(version_dir: Path) -> bool:
-    from hier_datasets._tfds import tfds
+    from hier_datasets._tfds import require_tfds
 
-    info = tfds.builder_from_directory(os.fspath(version_dir)).info
+    info = require_tfds("reading a built dataset").builder_from_directory(os.fspath(version_dir)).info
     return _ARRAY_RECORD in {str(getattr(f, "value", f)) for f in info.available_file_formats()}
 
 

@@ -48,8 +48,8 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
     all return the one build (:meth:`hier_datasets.builder.HierarchicalBuilder.download_and_prepare`).
 
     Raises TypeError for a name that is not a string or ``beam_options`` of another
-    type, ImportError where tensorflow-datasets (or, for ``beam_options``,
-    apache-beam) is not installed.
+    type, ImportError where tensorflow-datasets (``pip install 'hierbench[tf]'``; or,
+    for ``beam_options``, apache-beam) is not installed.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a dataset name such as 'chopsticks/depth2_either', got {type(name).__name__}")
@@ -57,10 +57,9 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
         raise TypeError(f"data_dir must be a path or None, got {type(data_dir).__name__}")
     if not isinstance(download, bool):
         raise TypeError(f"download must be True or False, got {download!r}")
-    from hier_datasets._tfds import tfds
+    from hier_datasets._tfds import require_tfds
 
-    if tfds is None:
-        raise ImportError("building a dataset needs tensorflow-datasets; pip install tensorflow-datasets")
+    tfds = require_tfds("building a dataset")
     config = None if beam_options is None else tfds.download.DownloadConfig(beam_options=_pipeline_options(beam_options))
     # the registered class, not tfds.builder: for a resized config already on disk,
     # tfds.builder returns a ReadOnlyBuilder that knows nothing of hierbench

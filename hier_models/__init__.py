@@ -30,7 +30,8 @@ import sys
 import types
 import warnings
 
-from hier_models import _mimosa
+# _dependencies first: one clear ImportError where the light install lacks TensorFlow
+from hier_models import _dependencies, _mimosa  # noqa: F401
 from hier_models._mimosa import DEFAULTS as MIMOSA_DEFAULTS
 from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, NoHierarchyFound, fit_mimosa, mimosa, paper_settings
 from hier_models.ae import AE

@@ -6,8 +6,9 @@ import textwrap
 SCRIPT = textwrap.dedent(
     """
     import sys
-    for blocked in ("tensorflow", "tensorflow_datasets", "keras"):
-        sys.modules[blocked] = None  # any import of them raises ImportError
+    # what the light install leaves out (the tf extra): any import of them raises ImportError
+    for blocked in ("tensorflow", "tensorflow_datasets", "keras", "tqdm", "matplotlib"):
+        sys.modules[blocked] = None
 
     import numpy as np
     import hier_datasets, hier_metrics as hm
@@ -36,6 +37,25 @@ SCRIPT = textwrap.dedent(
     res = hm.factor_vae_score(gt, lambda x: x.reshape(len(x), -1)[:, ::97].astype(float), num_train=50, num_eval=20,
                               num_variance_estimate=200)
     assert 0 <= res["score"] <= 1
+    sized = hm.evaluate(lambda x: x[:, :3], "chopsticks/depth2_either_500_100", metrics=["r4"], num_samples=200)
+    assert sized["dataset"] == "chopsticks/depth2_either" and sized["r4"] >= 0
+
+    hint = "pip install 'hierbench[tf]'"
+    for call, what in ((lambda: hier_datasets.build("chopsticks/depth2_either"), "building a dataset"),
+                       (lambda: hier_datasets.data_source("chopsticks/depth2_either", "train"), "building a dataset"),
+                       (lambda: len(hier_datasets.DataSource("/nonexistent", "train")), "reading a built dataset")):
+        try:
+            call()
+        except ImportError as err:
+            assert str(err).startswith(what + " needs TensorFlow Datasets") and hint in str(err), err
+        else:
+            raise AssertionError("no ImportError")
+    try:
+        import hier_models  # noqa: F401
+    except ImportError as err:
+        assert "hier_models needs TensorFlow, Keras 3 and tqdm" in str(err) and hint in str(err), err
+    else:
+        raise AssertionError("hier_models imported without TensorFlow")
     assert all(m not in sys.modules or sys.modules[m] is None for m in ("tensorflow", "tensorflow_datasets", "keras"))
     print("ok")
     """
