@@ -77,6 +77,20 @@ def test_chen2022_minutes_use_the_throughput_of_the_precision_trained(chen2022, 
         chen2022.steps_for(Args, "ProLVAE", "small", "float32")
 
 
+def test_chen2022_compares_ladders_only_with_single_layer_runs_of_equal_steps(chen2022):
+    def run(model, steps, macro, micro):
+        return dict(dataset="boxhead/boxhead1", model=model, steps=steps, dci_macro_disentanglement=macro,
+                    dci_micro_disentanglement=micro)
+
+    unequal = [run("ProVLAE", 585, 0.9, 0.5), run("ProLVAE", 805, 0.8, 0.4), run("BetaVAE", 2345, 0.1, 0.0)]
+    assert chen2022.ladders_versus_single(unequal) == [
+        "No ladder has trained for as many steps as a single-layer model (ladders: 585, 805 steps; single-layer "
+        "models: 2,345), so none is compared here; the paper's comparison is at equal steps."]
+    equal = unequal + [run("ProLVAE", 2345, 0.6, 0.2), run("BetaTCVAE", 2345, 0.3, 0.1)]
+    table = chen2022.ladders_versus_single(equal)
+    assert table[2:] == ["| boxhead1 | 2,345 | 3 | 0.600 / 0.200 | 0.200 / 0.050 |"]
+
+
 def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_path, monkeypatch, capsys):
     out = tmp_path / "ross.json"
     argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--model-seeds", "0", "--models", "AE",
