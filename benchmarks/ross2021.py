@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import keras
 import numpy as np
 
 import hier_datasets
@@ -161,6 +162,7 @@ class Study:
             codes = np.load(codes_file)
         else:
             start = time.perf_counter()
+            keras.utils.set_random_seed(seed)  # the weights' initialisation
             ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
             fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
                                callbacks=self.progress("smooth autoencoder"))
@@ -199,6 +201,7 @@ class Study:
         train_x, test_x = as_float(train_x), as_float(test_x)
         gt = hier_datasets.ground_truth(name)
         extra, hierarchy = {}, None
+        keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
         start = time.perf_counter()
         if model in COFHAE_VARIANTS:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
