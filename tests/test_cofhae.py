@@ -119,6 +119,15 @@ def test_assignment_loss_uses_the_masked_nested_probabilities():
     assert result["assignment"] == pytest.approx(1.0425, abs=1e-5)
     one = model.evaluate(x[:1], targets[:1], batch_size=1, verbose=0, return_dict=True)
     assert one["assignment"] == pytest.approx(1.705, abs=1e-5)
+    # assignment_probabilities="softmax": the raw jet softmax, (1.105 + 0.38) / 2 = 0.7425
+    raw = COFHAE((4,), SPACESHAPES, ablation="H+A", hidden_units=(8,), random_state=0,
+                 assignment_probabilities="softmax")
+    raw.compile()
+    _constant_encoder(raw, encoder_outputs(np.zeros(6), [0.5, 0.3, 0.2], [0.25, 0.75]).numpy()[0])
+    result = raw.evaluate(x, targets, batch_size=2, verbose=0, return_dict=True)
+    assert result["assignment"] == pytest.approx(0.7425, abs=1e-5)
+    with pytest.raises(ValueError, match="assignment_probabilities"):
+        COFHAE((4,), SPACESHAPES, assignment_probabilities="hard")
 
 
 @pytest.mark.parametrize("mode", ["soft", "straight_through"])

@@ -1,4 +1,5 @@
 """The whole method: schedule, run selection, COFHAE on assignments, and (slow) end to end."""
+import keras
 import numpy as np
 import pytest
 
@@ -41,6 +42,18 @@ def test_train_cofhae_on_true_assignments():
     assert run.history["loss"][-1] < run.history["loss"][0]
     with pytest.raises(ValueError, match="assignments has 3 rows but observations has 512"):
         train_cofhae(series, gt.hierarchy, [0, 1, 1], epochs=1)
+
+
+def test_train_cofhae_takes_a_discriminator_optimizer():
+    """Default: Adam at the main schedule (1e-3 at the start); given: that optimiser."""
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(128, 0)
+    options = dict(epochs=1, batch_size=64, hidden_units=(8,), discriminator_units=(8,))
+    default = train_cofhae(series, gt.hierarchy, gt.paths(factors), **options).model.discriminator_optimizer
+    assert float(default.learning_rate) == pytest.approx(1e-3) and float(default.beta_1) == pytest.approx(0.9)
+    given = keras.optimizers.Adam(1e-4, beta_1=0.5, beta_2=0.9)
+    model = train_cofhae(series, gt.hierarchy, gt.paths(factors), discriminator_optimizer=given, **options).model
+    assert model.discriminator_optimizer is given and int(given.iterations) == 2
 
 
 def test_fit_hierarchical_rejects_bad_observations():

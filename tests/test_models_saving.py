@@ -80,6 +80,7 @@ NON_DEFAULT = {
     "lambda_tc": 2.0,
     "ablation": "H+A",
     "decoder_assignments": "straight_through",
+    "assignment_probabilities": "softmax",
 }
 ALL_MODELS = [*hier_models.MODELS.values(), hier_models.COFHAE]
 
