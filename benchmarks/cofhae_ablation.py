@@ -29,7 +29,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import RESULTS, Study, append_record, as_float, load_records
+from ross2021 import NOTES_MARK, RESULTS, Study, _mean_std, append_record, as_float, load_records
 
 import hier_datasets
 import hier_metrics
@@ -44,7 +44,6 @@ VARIANTS = {
     "float32-disc": ({"discriminator_dtype": None}, False),
     "before": ({"assignment_probabilities": "softmax", "discriminator_dtype": None}, True),
 }
-NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
 
 def key(record: dict) -> tuple:
@@ -80,11 +79,6 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
         "fresh_test": test_scores(gt, fresh_f, fit.model.encode(as_float(fresh_x)), hierarchy, seed),
         "assignment_loss": fit.assignment_loss, "reconstruction": fit.reconstruction, "seconds": seconds,
     }
-
-
-def _mean_std(values) -> str:
-    values = np.asarray(values, dtype=float)
-    return f"{values.mean():.3f} ± {values.std():.3f}" if values.size > 1 else f"{values.mean():.3f}"
 
 
 def render(out: Path) -> None:
