@@ -11,6 +11,17 @@ and 0.875 / 0.790 after them (``ross2021.md``). The changes, each a variant here
 - ``float32-disc``: the discriminator in float32 instead of bfloat16;
 - ``before``: all three reverted at once; ``paper``: none (the current defaults).
 
+The discriminator's cost levers (it does ~97% of a COFHAE step's arithmetic at the
+paper's 3 x 1000 width), each a variant whose R4c, training L_x and L_a and
+milliseconds per step are compared with ``paper`` at the same precision:
+
+- ``disc-256`` / ``disc-64``: three hidden layers of 256 / 64 instead of 1,000;
+- ``tc-rows-64``: the TC penalty and the discriminator step on 64 of each batch's
+  256 rows (``COFHAE(tc_rows=64)``).
+
+bfloat16 (``float32-disc`` against ``paper`` on a machine with AVX512-BF16 or AMX) is
+the fourth lever; on a CPU without native bfloat16 the study runs in float32.
+
 Every variant of one seed trains on the same smooth-autoencoder codes and MIMOSA
 output (the Ross & Doshi-Velez study's cache, ``ross2021.py``) and is scored on two
 test sets: the registered test split and 5,000 fresh series drawn as
@@ -24,12 +35,13 @@ and a rerun skips the runs already there.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import NOTES_MARK, RESULTS, Study, _mean_std, append_record, as_float, load_records
+from ross2021 import NOTES_MARK, RESULTS, Study, _mean_std, append_record, as_float, load_records, machine
 
 import hier_datasets
 import hier_metrics
@@ -43,6 +55,9 @@ VARIANTS = {
     "softmax-la": ({"assignment_probabilities": "softmax"}, False),
     "float32-disc": ({"discriminator_dtype": None}, False),
     "before": ({"assignment_probabilities": "softmax", "discriminator_dtype": None}, True),
+    "disc-256": ({"discriminator_units": (256,) * 3}, False),
+    "disc-64": ({"discriminator_units": (64,) * 3}, False),
+    "tc-rows-64": ({"tc_rows": 64}, False),
 }
 
 
@@ -68,6 +83,7 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
                        random_state=seed, callbacks=study.progress(f"{variant} seed {seed}"),
                        discriminator_optimizer=default_discriminator_optimizer() if factorvae_adam else None, **options)
     seconds = time.perf_counter() - start
+    steps = math.ceil(len(train_x) / study.args.batch_size) * epochs
     fresh_f, fresh_x = gt.sample(5_000, np.random.default_rng([seed, 1]))
     return {
         "dataset": name, "variant": variant, "seed": seed, "cofhae_epochs": epochs,
@@ -77,7 +93,9 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
         "discriminator_optimizer": "Adam(1e-4, 0.5, 0.9)" if factorvae_adam else "Adam(main schedule)",
         "registered_test": test_scores(gt, test_f, fit.model.encode(as_float(test_x)), hierarchy, seed),
         "fresh_test": test_scores(gt, fresh_f, fit.model.encode(as_float(fresh_x)), hierarchy, seed),
+        "discriminator_units": fit.model.get_config()["discriminator_units"], "tc_rows": fit.model.tc_rows,
         "assignment_loss": fit.assignment_loss, "reconstruction": fit.reconstruction, "seconds": seconds,
+        "steps": steps, "ms_per_step": 1000 * seconds / steps, "machine": machine(),
     }
 
 
@@ -92,17 +110,23 @@ def render(out: Path) -> None:
         "Each seed's variants share one smooth autoencoder and MIMOSA run (50 epochs, the registered",
         "90,000-series training split); R4c as mean ± standard deviation over the seeds listed.",
         "",
-        "| dataset | COFHAE epochs | variant | seeds | R4c (registered test) | R4c (5,000 fresh) | R4 (registered) "
-        "| assignment loss | minutes |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|",
+        "| dataset | COFHAE epochs | variant | discriminator | seeds | R4c (registered test) | R4c (5,000 fresh) "
+        "| R4 (registered) | L_x (training) | L_a (training) | ms / step | minutes |",
+        "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    groups = dict.fromkeys((r["dataset"], r["cofhae_epochs"], r["variant"]) for r in records)
-    for name, epochs, variant in sorted(groups, key=lambda g: (g[0], g[1], list(VARIANTS).index(g[2]))):
-        rows = [r for r in records if (r["dataset"], r["cofhae_epochs"], r["variant"]) == (name, epochs, variant)]
+
+    def group(r: dict) -> tuple:
+        return r["dataset"], r["cofhae_epochs"], r["variant"], r["discriminator_dtype"]
+
+    groups = dict.fromkeys(map(group, records))
+    for name, epochs, variant, dtype in sorted(groups, key=lambda g: (g[0], g[1], list(VARIANTS).index(g[2]), g[3])):
+        rows = [r for r in records if group(r) == (name, epochs, variant, dtype)]
+        timed = [r["ms_per_step"] for r in rows if "ms_per_step" in r]
         lines.append(
-            f"| {name} | {epochs} | {variant} | {', '.join(str(r['seed']) for r in rows)} | "
+            f"| {name} | {epochs} | {variant} | {dtype} | {', '.join(str(r['seed']) for r in rows)} | "
             f"{_mean_std([r['registered_test']['r4c'] for r in rows])} | {_mean_std([r['fresh_test']['r4c'] for r in rows])} | "
-            f"{_mean_std([r['registered_test']['r4'] for r in rows])} | {_mean_std([r['assignment_loss'] for r in rows])} | "
+            f"{_mean_std([r['registered_test']['r4'] for r in rows])} | {_mean_std([r['reconstruction'] for r in rows])} | "
+            f"{_mean_std([r['assignment_loss'] for r in rows], 4)} | {_mean_std(timed, 1) if timed else '-'} | "
             f"{np.mean([r['seconds'] for r in rows]) / 60:.1f} |"
         )
     page.write_text("\n".join(lines) + "\n\n" + NOTES_MARK + notes)

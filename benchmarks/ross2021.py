@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import tempfile
 import time
@@ -232,6 +233,20 @@ class Study:
                 "seconds_scoring": time.perf_counter() - start}
 
 
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def machine() -> dict:
+    """The machine a run trained on: CPU model, cores, and native bfloat16 support."""
+    name = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.M)
+    return {"cpu": name.group(1).strip() if name else platform.processor() or platform.machine(),
+            "cores": os.cpu_count(), "native_bfloat16": bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", _cpuinfo()))}
+
+
 def discriminator_dtype(choice: str) -> str | None:
     """The discriminators' dtype policy: ``auto`` is bfloat16 where the hardware computes
     it natively (a GPU, or a CPU with AVX512-BF16 or AMX), float32 elsewhere; it halves
@@ -242,11 +257,7 @@ def discriminator_dtype(choice: str) -> str | None:
 
     if tf.config.list_physical_devices("GPU"):
         return "mixed_bfloat16"
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    return "mixed_bfloat16" if re.search(r"\b(avx512_bf16|amx_bf16)\b", flags) else None
+    return "mixed_bfloat16" if machine()["native_bfloat16"] else None
 
 
 def plan(args) -> list[tuple[str, str, int]]:
@@ -258,9 +269,12 @@ def plan(args) -> list[tuple[str, str, int]]:
 
 
 # ------------------------------------------------------------------- report
-def _mean_std(values) -> str:
+def _mean_std(values, digits: int = 3) -> str:
+    """``mean ± sample standard deviation`` (ddof 1), or the one value."""
     values = np.asarray(values, dtype=float)
-    return f"{values.mean():.3f} ± {values.std():.3f}" if values.size > 1 else f"{values.mean():.3f}"
+    if values.size > 1:
+        return f"{values.mean():.{digits}f} ± {values.std(ddof=1):.{digits}f}"
+    return f"{values.mean():.{digits}f}"
 
 
 def table1(records: list[dict]) -> list[str]:

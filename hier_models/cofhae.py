@@ -40,7 +40,7 @@ import tensorflow as tf
 from keras import ops
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import renamed_keywords
+from hier_datasets.validation import check_positive_int, renamed_keywords
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, matching_adam
 from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
@@ -254,6 +254,12 @@ class COFHAE(Adversarial, Autoencoder):
         ``"H+TC(Z|on)"`` or ``"H+A+Z"`` (supervised codes); the paper's figures 4 and 10.
       discriminator_units: hidden widths of the leaky-ReLU TC discriminator, default
         three layers of 1,000 (the authors' implementation).
+      tc_rows: how many rows of each batch the TC penalty and the discriminator's step
+        use: the first ``tc_rows`` (batches are shuffled, so a random subset; the
+        conditional permutation runs among them), or None (default): every row, as
+        in the paper. The discriminator does ~97% of a step's arithmetic at the
+        paper's width, so 64 of 256 rows cut its share by 4x
+        (``docs/results/cofhae_ablation.md`` measures what that costs in R4c).
       discriminator_dtype: dtype policy of the discriminator's hidden layers: None
         (default: the global policy), ``"float32"``, ``"mixed_bfloat16"`` or
         ``"mixed_float16"`` (:func:`~hier_models.adversarial.build_discriminator`).
@@ -310,6 +316,7 @@ class COFHAE(Adversarial, Autoencoder):
         decoder_assignments: str = "soft",
         assignment_probabilities: str = "masked",
         discriminator_units=(1000,) * 3,
+        tc_rows: int | None = None,
         discriminator_dtype: str | None = None,
         architecture: str | None = None,
         activation: str | None = None,
@@ -339,6 +346,7 @@ class COFHAE(Adversarial, Autoencoder):
                                                      ("masked", "softmax"))
         self.supervise_assignments, self.tc_mode, self.supervise_codes = ABLATIONS[ablation]
         units = check_units("discriminator_units", discriminator_units)
+        self.tc_rows = None if tc_rows is None else check_positive_int("tc_rows", tc_rows)
         self.encoding = enc = HierarchicalEncoding(hierarchy)
         self.latent_dim = hierarchy.num_dims
         options = dict(architecture=architecture, activation=activation, hidden_units=hidden_units)
@@ -355,6 +363,7 @@ class COFHAE(Adversarial, Autoencoder):
                 decoder_assignments=self.decoder_assignments,
                 assignment_probabilities=self.assignment_probabilities,
                 discriminator_units=list(units),
+                tc_rows=self.tc_rows,
                 discriminator_dtype=discriminator_dtype,
                 architecture=architecture,
                 activation=activation,
@@ -411,12 +420,15 @@ class COFHAE(Adversarial, Autoencoder):
             residual = ops.where(known, z - ops.where(known, goal, 0.0), 0.0)
             supervision = ops.mean(ops.sum(residual**2, axis=1))
         masked = inputs[:, enc.num_options :]
+        hard_masks = enc.masks(hard) if logits else ops.ones_like(masks)
+        active = ops.take(hard_masks, enc.continuous, axis=1)
+        if self.tc_rows is not None:
+            masked, active = masked[: self.tc_rows], active[: self.tc_rows]
         if self.tc_mode != "none":
             tc = ops.mean(self.discriminator(masked))
         loss = recon + self.lambda_assign * (assignment + supervision) + self.lambda_tc * tc
         terms = {"loss": loss, "reconstruction": recon, "assignment": assignment, "supervision": supervision, "tc": tc}
-        hard_masks = enc.masks(hard) if logits else ops.ones_like(masks)
-        return terms, (masked, ops.take(hard_masks, enc.continuous, axis=1))
+        return terms, (masked, active)
 
     def _default_discriminator_optimizer(self):
         """Adam with default betas at the main optimiser's learning rate and schedule."""

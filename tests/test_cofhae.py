@@ -186,6 +186,31 @@ def test_discriminator_follows_the_main_learning_rate_schedule():
     assert (float(f.learning_rate), f.beta_1, f.beta_2) == (pytest.approx(1e-4), 0.5, 0.9)
 
 
+def test_tc_rows_limits_the_tc_term_and_the_discriminator_step_to_the_first_rows():
+    keras.utils.set_random_seed(0)
+    model = COFHAE((4,), SPACESHAPES, hidden_units=(8,), discriminator_units=(8,), tc_rows=5, random_state=0)
+    model.compile()
+    x = np.random.default_rng(0).normal(size=(12, 4))
+    x[5:] = 20 * x[5:] + 10  # rows the TC term must not see
+    x = tf.constant(x, tf.float32)
+    enc = model.encoding
+    z, logits = enc.split(model.encoder(x))
+    masked = enc.decoder_input(z, enc.soft_probs(logits, model.tau))[0][:, enc.num_options:]
+    terms, (codes, active) = model._forward(x, training=False)
+    assert codes.shape[0] == active.shape[0] == 5
+    np.testing.assert_allclose(codes.numpy(), masked.numpy()[:5], rtol=1e-6)
+    expected = float(np.mean(model.discriminator(masked[:5]).numpy()))
+    assert float(terms["tc"]) == pytest.approx(expected, rel=1e-5)
+    assert abs(float(terms["tc"]) - float(np.mean(model.discriminator(masked).numpy()))) > 1e-3
+    targets = targets_from_assignments(SPACESHAPES, np.arange(12) % SPACESHAPES.num_paths).astype(np.float32)
+    history = model.fit(x.numpy(), targets, batch_size=12, epochs=2, verbose=0).history
+    assert np.isfinite(history["discriminator_loss"]).all()
+    assert COFHAE.from_config(model.get_config()).tc_rows == 5
+    assert COFHAE((4,), SPACESHAPES).tc_rows is None
+    with pytest.raises(ValueError, match="tc_rows"):
+        COFHAE((4,), SPACESHAPES, tc_rows=0)
+
+
 @pytest.fixture(scope="module")
 def chopsticks():
     gt = hier_datasets.ground_truth("chopsticks/depth2_either")
