@@ -8,7 +8,10 @@
   {1, 10, 100}) and :func:`select_run` applies the paper's rule (section 6 and
   appendix A.1): among the third of runs with the lowest assignment loss, the lowest
   training reconstruction error. ``fit_hierarchical(..., grid=PAPER_GRID)`` runs the
-  whole method with that selection.
+  whole method with that selection;
+- :func:`successive_halving` makes the same choice at a fifth of the cost: every
+  configuration trains a few epochs, the best third by the rule goes on, and the
+  last few train to the full length.
 
 Without a grid, COFHAE trains once with its defaults ``tau=1, lambda_assign=100,
 lambda_tc=10``: the single configuration of the authors' code (the default
@@ -28,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import time
 from typing import Mapping, Sequence
 
 import keras
@@ -40,10 +44,12 @@ from hier_models._mimosa import mimosa
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.distribute import in_scope
+from hier_models.selection import paper_rule, rule_ranking
 
 __all__ = [
-    "PAPER_GRID", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical", "fit_paper_schedule", "grid_points",
-    "grid_search", "input_scale", "paper_learning_rate", "select_run", "train_cofhae", "training_dataset",
+    "PAPER_GRID", "HalvingRung", "HalvingSelection", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical",
+    "fit_paper_schedule", "grid_points", "grid_search", "input_scale", "paper_learning_rate", "select_run",
+    "successive_halving", "train_cofhae", "training_dataset",
 ]
 
 #: the paper's COFHAE grid (appendix A.1)
@@ -188,7 +194,12 @@ def train_cofhae(
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
                                  verbose=verbose, callbacks=callbacks, scale=scale,
                                  discriminator_optimizer=discriminator_optimizer).history
-    evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
+    return _scored_run(model, training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale), history)
+
+
+def _scored_run(model: COFHAE, evaluation, history: dict) -> HierarchicalRun:
+    """``model`` with its training losses, measured on the whole training set
+    (``evaluation``, unshuffled) rather than averaged over an epoch of updates."""
     final = model.evaluate(evaluation, verbose=0, return_dict=True)
     keys = ("tau", "lambda_assign", "lambda_tc", "ablation")
     return HierarchicalRun(
@@ -201,13 +212,12 @@ def train_cofhae(
 
 
 def select_run(runs: Sequence[HierarchicalRun]) -> HierarchicalRun:
-    """The paper's rule: among the third of runs with the lowest assignment loss
-    (at least one), the one with the lowest training reconstruction error."""
+    """The paper's rule (:func:`~hier_models.selection.paper_rule`): among the third of
+    runs with the lowest assignment loss (at least one), the one with the lowest
+    training reconstruction error."""
     if not runs:
         raise ValueError("select_run needs at least one run")
-    by_assignment = sorted(runs, key=lambda r: r.assignment_loss)
-    best_third = by_assignment[: max(1, len(runs) // 3)]
-    return min(best_third, key=lambda r: r.reconstruction)
+    return runs[paper_rule([r.reconstruction for r in runs], [r.assignment_loss for r in runs])]
 
 
 def grid_points(grid: Mapping[str, Sequence] = PAPER_GRID) -> list[dict]:
@@ -247,6 +257,148 @@ def grid_search(
     points = _checked_grid(grid, train_options)
     runs = [train_cofhae(observations, hierarchy, assignments, **point, **train_options) for point in points]
     return select_run(runs), runs
+
+
+@dataclasses.dataclass
+class HalvingRung:
+    """One rung of :func:`successive_halving`: the grid indices that trained up to
+    ``epochs`` epochs (cumulative), their training losses there, and the seconds each
+    spent in this rung."""
+
+    epochs: int
+    configurations: list
+    reconstruction: list
+    assignment: list
+    seconds: list
+
+
+@dataclasses.dataclass
+class HalvingSelection:
+    """What :func:`successive_halving` did: the grid's ``points``, each ``rung`` and the
+    selected ``run`` (index ``choice`` in ``points``), trained to the last rung."""
+
+    points: list
+    rungs: list
+    choice: int
+    run: HierarchicalRun
+
+    @property
+    def model(self) -> COFHAE:
+        return self.run.model
+
+    def ranking(self) -> list[int]:
+        """Grid indices best first: the last rung's order, then each earlier rung's
+        configurations that stopped there, in that rung's order."""
+        order, seen = [], set()
+        for rung in reversed(self.rungs):
+            ranked = rule_ranking(rung.reconstruction, rung.assignment, eligible=max(1, len(self.points) // 3))
+            for i in ranked:
+                if rung.configurations[i] not in seen:
+                    seen.add(rung.configurations[i])
+                    order.append(rung.configurations[i])
+        return order
+
+
+def successive_halving(
+    observations,
+    hierarchy: Hierarchy,
+    assignments,
+    *,
+    grid: Mapping[str, Sequence] = PAPER_GRID,
+    rungs: Sequence[int] = (3, 10, 50),
+    keep: float = 1 / 3,
+    batch_size: int = 256,
+    random_state: int = 0,
+    callbacks=None,
+    scale: float | None = None,
+    strategy=None,
+    discriminator_optimizer=None,
+    **cofhae_options,
+) -> HalvingSelection:
+    """The paper's selection over ``grid`` at a fraction of the full grid's cost.
+
+    Every configuration trains for ``rungs[0]`` epochs; the best ``keep`` of them by
+    the paper's rule (:func:`~hier_models.selection.rule_ranking`, eligible = the
+    lowest-``L_a`` third of the *whole* grid) go on to ``rungs[1]`` epochs, and so on;
+    the last rung's survivors train to ``rungs[-1]`` epochs (the paper's 50) and the
+    rule picks among them. With the paper's 27 configurations and the defaults:
+    27 x 3 + 9 x 7 + 3 x 40 = 264 epochs instead of 27 x 50 = 1,350 (5.1x fewer).
+
+    Fair rankings: a survivor continues where it stopped (same weights, optimiser
+    state and data order), and every configuration follows the same learning-rate
+    schedule, the paper's over ``rungs[-1]`` epochs (:func:`paper_learning_rate`:
+    1e-3, /10 at 50%, /100 at 75%), so that at each rung all configurations are
+    ranked after the same steps at the same learning rate, and a survivor's last
+    rung is exactly a full paper run. Losses for the ranking are measured on the
+    whole training set (``model.evaluate``), not averaged over the epoch's updates.
+    Each configuration's weights start from ``keras.utils.set_random_seed(random_state)``,
+    as a full grid of seeded runs would.
+
+    Args:
+      observations, hierarchy, assignments: as :func:`train_cofhae`.
+      grid: COFHAE hyperparameters to values (:func:`grid_points`), default
+        :data:`PAPER_GRID`.
+      rungs: increasing cumulative epochs at which configurations are ranked; the last
+        is the full training length.
+      keep: fraction of configurations kept at each rung (at least one).
+      callbacks: a list given to every ``fit``, or a function of a configuration's
+        label (e.g. ``"tau=0.5 lambda_assign=10 lambda_tc=1"``) returning that list
+        (one progress bar per configuration).
+      batch_size, random_state, scale, strategy, discriminator_optimizer,
+        **cofhae_options: as :func:`train_cofhae`.
+
+    Returns:
+      a :class:`HalvingSelection`.
+    """
+    seed = check_seed(random_state)
+    points = _checked_grid(grid, cofhae_options)
+    rungs = [int(r) for r in rungs]
+    if not rungs or rungs[0] < 1 or any(b <= a for a, b in zip(rungs, rungs[1:])):
+        raise ValueError(f"rungs must be increasing positive epoch counts, got {rungs}")
+    if not 0 < keep < 1:
+        raise ValueError(f"keep must be a fraction in (0, 1), got {keep}")
+    x = np.asarray(observations)
+    input_scale(x, scale)
+    targets = targets_from_assignments(hierarchy, assignments)
+    if len(targets) != len(x):
+        raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
+    total_steps = math.ceil(len(x) / batch_size) * rungs[-1]
+    evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
+    eligible = max(1, len(points) // 3)
+    models, datasets, histories = {}, {}, {i: {} for i in range(len(points))}
+    alive, done, history = list(range(len(points))), 0, []
+    for end in rungs:
+        losses, seconds = [], []
+        for i in alive:
+            if i not in models:
+                keras.utils.set_random_seed(seed)
+                with in_scope(strategy):
+                    models[i] = model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **points[i], **cofhae_options)
+                    optimizer = keras.optimizers.Adam(paper_learning_rate(total_steps))
+                # each model its own copy of a given discriminator optimiser
+                own = None if discriminator_optimizer is None else type(discriminator_optimizer).from_config(
+                    discriminator_optimizer.get_config())
+                model.compile(optimizer=optimizer, discriminator_optimizer=own)
+                datasets[i] = training_dataset(x, targets, batch_size, seed, scale=scale)
+            label = " ".join(f"{k}={v:g}" for k, v in points[i].items())
+            started = time.perf_counter()
+            fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
+                                callbacks=callbacks(label) if callable(callbacks) else callbacks)
+            for k, v in fit.history.items():
+                histories[i].setdefault(k, []).extend(v)
+            seconds.append(time.perf_counter() - started)
+            losses.append(_scored_run(models[i], evaluation, histories[i]))
+        history.append(HalvingRung(end, list(alive), [r.reconstruction for r in losses],
+                                   [r.assignment_loss for r in losses], seconds))
+        ranked = rule_ranking(history[-1].reconstruction, history[-1].assignment, eligible=eligible)
+        if end == rungs[-1]:
+            best = ranked[0]
+            return HalvingSelection(points, history, alive[best], losses[best])
+        alive = sorted(alive[j] for j in ranked[: max(1, math.ceil(round(len(alive) * keep, 6)))])
+        for i in list(models):
+            if i not in alive:
+                del models[i], datasets[i]
+        done = end
 
 
 @renamed_keywords(seed="random_state")

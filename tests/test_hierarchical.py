@@ -4,13 +4,17 @@ import numpy as np
 import pytest
 
 import hier_datasets
+from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.hierarchical import (
     HierarchicalRun,
     fit_hierarchical,
+    fit_paper_schedule,
     paper_learning_rate,
     select_run,
+    successive_halving,
     train_cofhae,
 )
+from hier_models.selection import paper_rule, rule_ranking
 
 
 def test_paper_learning_rate_steps_down_at_half_and_three_quarters():
@@ -93,3 +97,50 @@ def test_whole_method_recovers_depth3_chopsticks_at_half_the_papers_size():
     score = r4c(test_factors, fit.model.encode(test_series), factor_active=gt.active(test_factors),
                 code_hierarchy=fit.hierarchy)["score"]
     assert score >= 0.8
+
+
+def test_rule_ranking_and_paper_rule_by_hand():
+    lx = [5.0, 1.0, 3.0, 0.5, 2.0, 4.0]
+    la = [0.1, 0.9, 0.2, 0.8, 0.3, 0.7]
+    # eligible third (n // 3 = 2): indices 0 and 2 (L_a 0.1, 0.2), by L_x: 2, 0; then the rest by L_x
+    np.testing.assert_array_equal(rule_ranking(lx, la), [2, 0, 3, 1, 4, 5])
+    assert paper_rule(lx, la) == 2
+    # every configuration eligible: L_x alone decides
+    np.testing.assert_array_equal(rule_ranking(lx, la, eligible=6), [3, 1, 4, 2, 5, 0])
+    assert paper_rule([3.0], [1.0]) == 0
+    with pytest.raises(ValueError, match="equal length"):
+        rule_ranking([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="finite"):
+        paper_rule([1.0, np.nan], [0.1, 0.2])
+    with pytest.raises(ValueError, match="eligible must be at least 1"):
+        rule_ranking(lx, la, eligible=0)
+
+
+def test_successive_halving_keeps_the_rules_best_and_continues_them_exactly():
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(256, 0)
+    paths = gt.paths(factors)
+    grid = {"lambda_assign": (1.0, 10.0, 100.0), "lambda_tc": (1.0, 10.0)}
+    options = dict(batch_size=128, random_state=4, hidden_units=(8,), discriminator_units=(8,))
+    labels = []
+    result = successive_halving(series, gt.hierarchy, paths, grid=grid, rungs=(1, 3), keep=1 / 3,
+                                callbacks=lambda label: labels.append(label) or [], **options)
+    first, last = result.rungs
+    assert (first.epochs, last.epochs) == (1, 3) and first.configurations == list(range(6))
+    survivors = sorted(first.configurations[i] for i in rule_ranking(first.reconstruction, first.assignment)[:2])
+    assert last.configurations == survivors, "the best third by the rule goes on"
+    assert result.choice == survivors[int(np.argmin(last.reconstruction))], "both survivors eligible: lowest L_x"
+    assert result.ranking()[0] == result.choice and sorted(result.ranking()) == list(range(6))
+    assert len(labels) == 8 and labels[0] == "lambda_assign=1 lambda_tc=1"
+    # a survivor's training is exactly one 3-epoch run of the paper's schedule with the same seed
+    point = result.points[result.choice]
+    keras.utils.set_random_seed(4)
+    alone = COFHAE((64,), gt.hierarchy, random_state=4, hidden_units=(8,), discriminator_units=(8,), **point)
+    fit_paper_schedule(alone, series, targets_from_assignments(gt.hierarchy, paths), epochs=3, batch_size=128,
+                       random_state=4)
+    for a, b in zip(alone.get_weights(), result.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="rungs must be increasing"):
+        successive_halving(series, gt.hierarchy, paths, grid=grid, rungs=(3, 3))
+    with pytest.raises(ValueError, match="keep must be a fraction"):
+        successive_halving(series, gt.hierarchy, paths, grid=grid, keep=1.0)
