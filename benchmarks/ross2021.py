@@ -29,7 +29,9 @@ inspection after the study.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import platform
 import re
@@ -50,7 +52,7 @@ from hier_models.cli.datasets import SplitArrays, resolve_dataset
 from hier_models.cli.files import save_keras
 from hier_models.cli.scoring import score
 from hier_models.cli.training import FitProgress
-from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
+from hier_models.hierarchical import PAPER_GRID, fit_paper_schedule, successive_halving, train_cofhae, training_dataset
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 VARIANTS = ("inter", "slope", "both", "either")
@@ -63,6 +65,9 @@ MODELS = ("COFHAE", *BASELINES)
 STRAIGHT_THROUGH = "COFHAE-ST"
 #: each COFHAE the study trains, and its ``decoder_assignments``
 COFHAE_VARIANTS = {"COFHAE": "soft", STRAIGHT_THROUGH: "straight_through"}
+#: COFHAE chosen by the paper's selection protocol: the rule over the 27-point grid
+#: (appendix A.1), run as successive halving (``hier_models.hierarchical.successive_halving``)
+SELECTED = "COFHAE-SH"
 #: the page keeps everything below this line when it is redrawn
 NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
@@ -83,7 +88,9 @@ def append_record(path: Path, record: dict) -> None:
 
 
 def key(record: dict) -> tuple:
-    return record["dataset"], record["model"], record["seed"], record["train_size"], record["epochs"]
+    """What makes a run: a selected COFHAE also by its discriminator setting and rungs."""
+    selection = tuple(map(str, (record.get("discriminator_units"), record.get("tc_rows"), record.get("rungs"))))
+    return record["dataset"], record["model"], record["seed"], record["train_size"], record["epochs"], selection
 
 
 # --------------------------------------------------------------------- data
@@ -136,8 +143,13 @@ class Study:
         return self.args.train_size or train, self.args.test_size or test
 
     def common(self, name: str, model: str, seed: int) -> dict:
-        return {"dataset": name, "model": model, "seed": seed, "train_size": self.sizes(name)[0],
-                "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
+        common = {"dataset": name, "model": model, "seed": seed, "train_size": self.sizes(name)[0],
+                  "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
+        if model == SELECTED:
+            options = self.discriminator_options()
+            common.update(discriminator_units=options.get("discriminator_units", [1000] * 3),
+                          tc_rows=options.get("tc_rows"), rungs=list(self.args.rungs))
+        return common
 
     def stem(self, name: str, seed: int) -> Path:
         return cache_stem(self.cache, name, self.sizes(name)[0], self.args.epochs, seed)
@@ -148,6 +160,16 @@ class Study:
 
     def model_path(self, name: str, model: str, seed: int) -> Path:
         return kept_model(self.stem(name, seed), model)
+
+    def discriminator_options(self) -> dict:
+        """COFHAE's discriminator settings of this study (``--discriminator-units``,
+        ``--tc-rows``; the paper's 3 x 1000 on every row unless set)."""
+        options = {"discriminator_dtype": self.discriminator_dtype}
+        if self.args.discriminator_units:
+            options["discriminator_units"] = [self.args.discriminator_units] * 3
+        if self.args.tc_rows:
+            options["tc_rows"] = self.args.tc_rows
+        return options
 
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
@@ -204,7 +226,25 @@ class Study:
         extra, hierarchy = {}, None
         keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
         start = time.perf_counter()
-        if model in COFHAE_VARIANTS:
+        if model == SELECTED:
+            hierarchy, assignments, extra = self.cached_mimosa(name, seed)
+            start = time.perf_counter()
+            options = self.discriminator_options()
+            chosen = successive_halving(train_x, hierarchy, assignments, grid=PAPER_GRID, rungs=self.args.rungs,
+                                        batch_size=self.args.batch_size, random_state=seed,
+                                        callbacks=lambda label: self.progress(f"{model} {label}"), **options)
+            net = chosen.model
+            steps_per_epoch = math.ceil(len(train_x) / self.args.batch_size)
+            extra.update(
+                selection={"rule": "paper (lowest L_x among the lowest-L_a third of 27)", "schedule": "successive halving",
+                           "grid": PAPER_GRID, "points": chosen.points, "chosen": chosen.points[chosen.choice],
+                           "choice": chosen.choice, "ranking": chosen.ranking(),
+                           "rungs": [dataclasses.asdict(r) for r in chosen.rungs]},
+                steps=steps_per_epoch * sum(len(r.configurations) * (r.epochs - prev) for r, prev in
+                                            zip(chosen.rungs, [0] + [r.epochs for r in chosen.rungs[:-1]])),
+                discriminator_dtype=self.discriminator_dtype, learned_hierarchy=hierarchy.to_json(), machine=machine(),
+            )
+        elif model in COFHAE_VARIANTS:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
             decoder_assignments = COFHAE_VARIANTS[model]
             start = time.perf_counter()
@@ -401,9 +441,17 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=PAPER_DATASETS + REFERENCE_DATASETS)
     parser.add_argument("--mimosa-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
     parser.add_argument("--model-seeds", type=int, nargs="*", default=[0])
-    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=(*MODELS, STRAIGHT_THROUGH),
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=(*MODELS, STRAIGHT_THROUGH, SELECTED),
                         help=f"default: {' '.join(MODELS)}; {STRAIGHT_THROUGH} is COFHAE with straight-through "
-                             "assignments (decoder_assignments)")
+                             f"assignments (decoder_assignments); {SELECTED} is COFHAE chosen by the paper's rule "
+                             "over its 27-point grid, run as successive halving (--rungs)")
+    parser.add_argument("--rungs", type=int, nargs="+", default=[3, 10, 50],
+                        help=f"{SELECTED}: cumulative epochs at which the grid is ranked and a third kept; the last "
+                             "must equal --epochs")
+    parser.add_argument("--discriminator-units", type=int, default=None,
+                        help=f"{SELECTED}: width of each of the discriminator's 3 hidden layers (default 1000)")
+    parser.add_argument("--tc-rows", type=int, default=None,
+                        help=f"{SELECTED}: rows of each batch for the TC term and discriminator step (default all)")
     parser.add_argument("--train-size", type=int, default=None, help="default: the registered split size")
     parser.add_argument("--test-size", type=int, default=None, help="default: the registered split size")
     parser.add_argument("--epochs", type=int, default=50)
@@ -416,6 +464,8 @@ def main(argv=None) -> None:
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     args = parser.parse_args(argv)
+    if args.rungs[-1] != args.epochs:
+        parser.error(f"the last of --rungs ({args.rungs[-1]}) must equal --epochs ({args.epochs})")
     unknown = [d for d in args.datasets if d not in PAPER_DATASETS + REFERENCE_DATASETS]
     if unknown:
         parser.error(f"unknown datasets {unknown}; choose from {sorted(PAPER_DATASETS + REFERENCE_DATASETS)}")
