@@ -41,7 +41,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import NOTES_MARK, RESULTS, Study, _mean_std, append_record, as_float, load_records, machine
+from ross2021 import NOTES_MARK, RESULTS, Study, append_record, as_float, load_records, machine, mean_std
 
 import hier_datasets
 import hier_metrics
@@ -124,9 +124,9 @@ def render(out: Path) -> None:
         timed = [r["ms_per_step"] for r in rows if "ms_per_step" in r]
         lines.append(
             f"| {name} | {epochs} | {variant} | {dtype} | {', '.join(str(r['seed']) for r in rows)} | "
-            f"{_mean_std([r['registered_test']['r4c'] for r in rows])} | {_mean_std([r['fresh_test']['r4c'] for r in rows])} | "
-            f"{_mean_std([r['registered_test']['r4'] for r in rows])} | {_mean_std([r['reconstruction'] for r in rows])} | "
-            f"{_mean_std([r['assignment_loss'] for r in rows], 4)} | {_mean_std(timed, 1) if timed else '-'} | "
+            f"{mean_std([r['registered_test']['r4c'] for r in rows])} | {mean_std([r['fresh_test']['r4c'] for r in rows])} | "
+            f"{mean_std([r['registered_test']['r4'] for r in rows])} | {mean_std([r['reconstruction'] for r in rows])} | "
+            f"{mean_std([r['assignment_loss'] for r in rows], 4)} | {mean_std(timed, 1) if timed else '-'} | "
             f"{np.mean([r['seconds'] for r in rows]) / 60:.1f} |"
         )
     page.write_text("\n".join(lines) + "\n\n" + NOTES_MARK + notes)

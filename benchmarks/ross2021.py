@@ -309,7 +309,7 @@ def plan(args) -> list[tuple[str, str, int]]:
 
 
 # ------------------------------------------------------------------- report
-def _mean_std(values, digits: int = 3) -> str:
+def mean_std(values, digits: int = 3) -> str:
     """``mean ± sample standard deviation`` (ddof 1), or the one value."""
     values = np.asarray(values, dtype=float)
     if values.size > 1:
@@ -328,8 +328,8 @@ def table1(records: list[dict]) -> list[str]:
         h = [r["h_error"] for r in rows]
         found = Counter(f"{r['paths_recovered']} of {r['true_paths']}" for r in rows)
         lines.append(
-            f"| {name} | {train:,} | {epochs} | {len(rows)} | {_mean_std([r['purity'] for r in rows])} | "
-            f"{_mean_std([r['coverage'] for r in rows])} | {np.mean(h):.1f} (max {max(h)}) | "
+            f"| {name} | {train:,} | {epochs} | {len(rows)} | {mean_std([r['purity'] for r in rows])} | "
+            f"{mean_std([r['coverage'] for r in rows])} | {np.mean(h):.1f} (max {max(h)}) | "
             f"{np.mean([r['h_error_tree_edit'] for r in rows]):.1f} | "
             + ", ".join(f"{k} ({v}x)" for k, v in found.most_common()) + " |"
         )
@@ -337,11 +337,38 @@ def table1(records: list[dict]) -> list[str]:
 
 
 def shown_models(records: list[dict]) -> tuple[str, ...]:
-    """Fig. 3's models: the paper's four, and COFHAE-ST once it has a run."""
+    """The single-run models of the history table: the paper's four, and COFHAE-ST once it
+    has a run."""
     return MODELS + ((STRAIGHT_THROUGH,) if any(r["model"] == STRAIGHT_THROUGH for r in records) else ())
 
 
-def fig3_table(records: list[dict]) -> list[str]:
+#: Fig. 3 under the paper's protocol: COFHAE chosen by the rule, and the baselines
+HEADLINE_MODELS = (SELECTED, *BASELINES)
+
+
+def _cells(records: list[dict], models, field: str = "r4c") -> list[tuple[str, list]]:
+    """(dataset, [(model, values of ``field`` over its restarts)]) at the registered
+    size and 50 epochs, in the paper's dataset order."""
+    rows = []
+    for name in PAPER_DATASETS:
+        runs = [r for r in records if r["dataset"] == name and r["train_size"] == registered_sizes(name)[0]
+                and r["epochs"] == 50]
+        per_model = [(m, [r[field] for r in runs if r["model"] == m]) for m in models]
+        if any(values for _, values in per_model):
+            rows.append((name, per_model))
+    return rows
+
+
+def headline_table(records: list[dict]) -> list[str]:
+    lines = ["| dataset | " + " | ".join(f"{m} R4c (restarts)" for m in HEADLINE_MODELS) + " |",
+             "|---|" + "---:|" * len(HEADLINE_MODELS)]
+    for name, per_model in _cells(records, HEADLINE_MODELS):
+        cells = [f"{mean_std(v)} ({len(v)})" if v else "-" for _, v in per_model]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def history_table(records: list[dict]) -> list[str]:
     models = shown_models(records)
     lines = ["| dataset | train | epochs | " + " | ".join(f"{m} R4c" for m in models) + " | COFHAE R4 |",
              "|---|---:|---:|" + "---:|" * (len(models) + 1)]
@@ -351,7 +378,7 @@ def fig3_table(records: list[dict]) -> list[str]:
         for m, field in [(m, "r4c") for m in models] + [("COFHAE", "r4")]:
             rows = [r for r in model_runs if (r["dataset"], r["train_size"], r["epochs"], r["model"])
                     == (name, train, epochs, m)]
-            cells.append(_mean_std([r[field] for r in rows]) if rows else "-")
+            cells.append(mean_std([r[field] for r in rows]) if rows else "-")
         lines.append(f"| {name} | {train:,} | {epochs} | " + " | ".join(cells) + " |")
     return lines
 
@@ -370,26 +397,31 @@ def other_metrics_table(records: list[dict]) -> list[str]:
 
 
 def figure(records: list[dict], path: Path) -> bool:
+    """Fig. 3's manner: R4c per dataset and model, every restart a point, the mean a bar."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    models = shown_models(records)
-    names = list(dict.fromkeys(r["dataset"] for r in records if r["model"] in models))
-    if not names:
+    rows = _cells(records, HEADLINE_MODELS)
+    if not rows:
         return False
-    fig, ax = plt.subplots(figsize=(1.1 * len(names) + 3, 3.6))
-    width = 0.8 / len(models)
-    for i, model in enumerate(models):
-        means = [np.mean([r["r4c"] for r in records if r["dataset"] == n and r["model"] == model] or [np.nan])
-                 for n in names]
-        ax.bar(np.arange(len(names)) + (i - (len(models) - 1) / 2) * width, means, width, label=model)
-    ax.set_xticks(np.arange(len(names)), [n.replace("chopsticks/", "").replace("_reference", "\n(ref.)")
-                                          for n in names], rotation=30, ha="right", fontsize=8)
+    fig, ax = plt.subplots(figsize=(1.1 * len(rows) + 3, 3.6))
+    width = 0.8 / len(HEADLINE_MODELS)
+    for i, model in enumerate(HEADLINE_MODELS):
+        offset = (i - (len(HEADLINE_MODELS) - 1) / 2) * width
+        colour = f"C{i}"
+        for j, (_, per_model) in enumerate(rows):
+            values = dict(per_model)[model]
+            if values:
+                ax.bar(j + offset, np.mean(values), width, color=colour, alpha=0.35)
+                ax.scatter(np.full(len(values), j + offset), values, s=10, color=colour, zorder=3)
+        ax.bar([], [], color=colour, label=model)
+    names = [n.replace("chopsticks/", "") for n, _ in rows]
+    ax.set_xticks(np.arange(len(rows)), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("R4c (test split)")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, ncol=len(models), loc="lower left")
+    ax.legend(fontsize=8, ncol=len(HEADLINE_MODELS), loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -419,18 +451,33 @@ def render(out: Path) -> None:
         "",
         *table1(records),
         "",
-        "## Fig. 3: R4c per model (test split)",
+        "## Fig. 3: R4c per model under the paper's protocol (test split)",
         "",
         "The paper: COFHAE's R4c near-perfect on 6 of 9 datasets and above every baseline on all;",
         "lower on Spaceshapes and depth-3 `either` and `both`. Its one Spaceshapes COFHAE shown in",
         "numbers, Fig. 12c's, has R4c 0.89 (R4 0.79), its beta-TCVAE of Fig. 12b 0.69 (R4 0.47): single",
-        "selected models, not means over runs. Ours: one seed per model, the default configuration.",
+        "selected models, not means over runs.",
         "",
-        *fig3_table(records),
+        f"Ours: `{SELECTED}` is COFHAE chosen, on each restart, by the paper's rule (the lowest training",
+        "reconstruction among the third of the 27 configurations with the lowest assignment loss,",
+        "appendix A.1) run as successive halving (27 configurations for 3 epochs, the best 9 to 10, the",
+        "best 3 to 50); its record names its discriminator setting. Baselines: AE, beta-TCVAE (beta 5),",
+        "FactorVAE (gamma 10). Mean ± sample standard deviation over restarts (their number in brackets).",
+        "",
+        *headline_table(records),
         "",
     ]
     if figure(records, png):
-        lines += [f"![R4c per model and dataset]({png.name})", ""]
+        lines += [f"![R4c per model and dataset, every restart a point]({png.name})", ""]
+    lines += [
+        "## History: single runs of one configuration (superseded by the protocol above)",
+        "",
+        "COFHAE trained once per seed at the authors' default configuration (tau 1, lambda_assign 100,",
+        "lambda_tc 10), without selection; the protocol's rows above replace these as they land.",
+        "",
+        *history_table(records),
+        "",
+    ]
     lines += ["## Every metric, per run", "", *other_metrics_table(records), "", NOTES_MARK]
     page.write_text("\n".join(lines) + (notes if notes else "\n"))
 
