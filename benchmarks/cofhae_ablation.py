@@ -35,18 +35,23 @@ and a rerun skips the runs already there.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import keras
 import numpy as np
 from ross2021 import NOTES_MARK, RESULTS, Study, append_record, as_float, load_records, machine, mean_std
+from ross2021_speed import seconds_per_step
 
 import hier_datasets
 import hier_metrics
+from hier_models import COFHAE
 from hier_models.adversarial import default_discriminator_optimizer
-from hier_models.hierarchical import train_cofhae
+from hier_models.cofhae import targets_from_assignments
+from hier_models.hierarchical import train_cofhae, training_dataset
 
 #: variant -> (COFHAE options, whether the discriminator uses FactorVAE's Adam)
 VARIANTS = {
@@ -59,6 +64,34 @@ VARIANTS = {
     "disc-64": ({"discriminator_units": (64,) * 3}, False),
     "tc-rows-64": ({"tc_rows": 64}, False),
 }
+
+
+#: the discriminator's cost levers timed side by side (``--time-steps``): label -> COFHAE options
+LEVERS = {
+    "paper": {},
+    "disc-256": VARIANTS["disc-256"][0],
+    "disc-64": VARIANTS["disc-64"][0],
+    "tc-rows-64": VARIANTS["tc-rows-64"][0],
+    "paper, bfloat16": {"discriminator_dtype": "mixed_bfloat16"},
+}
+
+
+def time_levers(study: Study, name: str, seed: int, steps: int, windows: int) -> dict:
+    """Milliseconds per COFHAE step of each lever (best of ``windows`` alternating
+    windows of ``steps`` steps, after a warm-up), on restart ``seed``'s MIMOSA targets."""
+    (_, x), _ = study.data(name)
+    hierarchy, assignments, _ = study.cached_mimosa(name, seed)
+    data = training_dataset(as_float(x), targets_from_assignments(hierarchy, assignments), study.args.batch_size,
+                            seed).repeat()
+    best: dict[str, float] = {}
+    for _ in range(windows):
+        for label, options in LEVERS.items():
+            build = partial(COFHAE, x.shape[1:], hierarchy, random_state=seed, **{"discriminator_dtype": None, **options})
+            ms = 1000 * seconds_per_step(build, data, steps)
+            best[label] = min(ms, best.get(label, np.inf))
+            print(f"{label}: {ms:.1f} ms/step", flush=True)
+    return {"dataset": name, "seed": seed, "timed_steps": steps, "windows": windows, "machine": machine(),
+            "ms_per_step": best}
 
 
 def key(record: dict) -> tuple:
@@ -99,6 +132,28 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
     }
 
 
+def speed_table(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    timing = json.loads(path.read_text())
+    paper = timing["ms_per_step"]["paper"]
+    m = timing["machine"]
+    lines = [
+        "## What each lever saves",
+        "",
+        f"`python benchmarks/cofhae_ablation.py --time-steps {timing['timed_steps']}`: COFHAE steps (batch 256) on "
+        f"{timing['dataset']}, restart {timing['seed']}'s MIMOSA targets, best of {timing['windows']} alternating "
+        f"windows of {timing['timed_steps']} steps; {m['cpu']}, {m['cores']} cores, native bfloat16: "
+        f"{'yes' if m['native_bfloat16'] else 'no'} (the cores were shared with other work; the windows alternate "
+        "so that every lever saw the same load).",
+        "",
+        "| lever | ms / step | speed-up over the paper's setting |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {label} | {ms:.1f} | {paper / ms:.2f}x |" for label, ms in timing["ms_per_step"].items()]
+    return lines + [""]
+
+
 def render(out: Path) -> None:
     records = load_records(out)
     page = out.with_suffix(".md")
@@ -129,7 +184,8 @@ def render(out: Path) -> None:
             f"{mean_std([r['assignment_loss'] for r in rows], 4)} | {mean_std(timed, 1) if timed else '-'} | "
             f"{np.mean([r['seconds'] for r in rows]) / 60:.1f} |"
         )
-    page.write_text("\n".join(lines) + "\n\n" + NOTES_MARK + notes)
+    lines += ["", *speed_table(out.with_name(out.stem + "_speed.json"))]
+    page.write_text("\n".join(lines) + "\n" + NOTES_MARK + notes)
 
 
 def main(argv=None) -> None:
@@ -143,8 +199,16 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "cofhae_ablation.json")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
+    parser.add_argument("--time-steps", type=int, default=None,
+                        help="only time this many steps of each discriminator lever (first dataset and seed)")
+    parser.add_argument("--windows", type=int, default=3, help="with --time-steps: alternating windows per lever")
     args = parser.parse_args(argv)
-    if not args.render:
+    if args.time_steps:
+        study = Study(argparse.Namespace(cache=args.cache, train_size=None, test_size=None, epochs=50,
+                                         batch_size=args.batch_size, discriminator_dtype="float32", quiet=True))
+        timing = time_levers(study, args.datasets[0], args.seeds[0], args.time_steps, args.windows)
+        args.out.with_name(args.out.stem + "_speed.json").write_text(json.dumps(timing, indent=1) + "\n")
+    elif not args.render:
         study = Study(argparse.Namespace(cache=args.cache, train_size=None, test_size=None, epochs=50,
                                          batch_size=args.batch_size, discriminator_dtype="auto", quiet=args.quiet))
         done = {key(r) for r in load_records(args.out)}
