@@ -229,7 +229,7 @@ def case_arrays(name: str, process, index: int) -> dict:
     factors = np.asarray(process.sample_factors(N_ROWS, rng), dtype=np.float64)
     codes = np.asarray(process.observations_from_factors(factors, rng), dtype=np.float64)
     if isinstance(process, HierarchicalProcess):
-        active = process.hierarchy.activity_mask(factors, one_based=True)
+        active = process.hierarchy.activity_mask(factors)
         code_h = process.code_hierarchy
         codes_ours = process.codes_zero_based(codes)
         factor_cat = np.asarray(process.hierarchy.is_categorical)
@@ -332,7 +332,7 @@ def path_cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(300)
     process = HierarchicalProcess()
     factors = process.sample_factors(N_ROWS, rng)
-    active = process.hierarchy.activity_mask(factors, one_based=True)
+    active = process.hierarchy.activity_mask(factors)
     path_active = np.asarray(process.hierarchy.path_active)
     true = np.argmax(np.all(active[:, None, :] == path_active[None], axis=2), axis=1)
     paths = path_active.shape[0]

@@ -229,11 +229,11 @@ class GroundTruth(abc.ABC):
     # ------------------------------------------------------------------ labels
     def active(self, factors) -> np.ndarray:
         """(n, num_factors) bool: which factors are active in each row."""
-        return self.hierarchy.activity_mask(factors, one_based=True)
+        return self.hierarchy.activity_mask(factors)
 
     def paths(self, factors) -> np.ndarray:
         """(n,) int64: the path index of each row."""
-        return self.hierarchy.path_index(factors, one_based=True)
+        return self.hierarchy.path_index(factors)
 
     def validate_factors(self, factors) -> np.ndarray:
         """Check width, finiteness, categorical values, inactive zeros and ranges.
@@ -249,7 +249,7 @@ class GroundTruth(abc.ABC):
             )
         if not np.all(np.isfinite(arr)):
             raise ValueError("factors contain NaN or infinite values")
-        active = self.hierarchy.activity_mask(arr, one_based=True)
+        active = self.hierarchy.activity_mask(arr)
         stray = ~active & (arr != 0)
         if stray.any():
             row, col = np.argwhere(stray)[0]

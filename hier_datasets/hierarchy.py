@@ -7,15 +7,12 @@ the dimensions of the groups on its *path* from the root to a leaf.
 
 Every hierarchy has a *flat layout*: the vector of all its dimensions in pre-order
 (a group's continuous dimensions, then its categorical, then the layouts of the
-option groups in option order). Two conventions read a categorical's value:
-
-- *factors* (what the datasets store, the reference implementation's convention): a
-  categorical holds its option index plus one where it is active and 0 where it is
-  inactive, so that "inactive" is never confused with the first option; every inactive
-  dimension holds 0. Read them with ``one_based=True``.
-- *codes* (what ``hier_metrics.r4c`` scores and COFHAE's ``encode`` returns): a
-  categorical holds its 0-based option index; the values of inactive dimensions are
-  ignored. This is the default, ``one_based=False``.
+option groups in option order). One encoding serves the datasets' factors, the codes
+that ``hier_metrics.r4c`` scores and COFHAE's ``encode`` returns: a categorical holds
+its option index plus one where it is active and 0 where it is inactive (the reference
+implementation's convention), so that "inactive" is never confused with the first
+option; the values of inactive continuous dimensions are not read (the datasets and
+COFHAE store 0). The true factors are therefore a valid code of their own hierarchy.
 
 This module is pure Python + numpy so that code from any framework can use it.
 """
@@ -244,63 +241,46 @@ class Hierarchy:
             )
         return arr
 
-    def path_index(self, values, *, one_based: bool = False) -> np.ndarray:
+    def path_index(self, values) -> np.ndarray:
         """Index of each row's path, read from its categorical values.
 
         Args:
-          values: (n, num_dims) or (num_dims,) in the flat layout.
-          one_based: True for factors (a categorical holds option index + 1 where it
-            is active, 0 where it is inactive), False for codes (0-based option
-            indices; see the module docstring).
+          values: (n, num_dims) or (num_dims,) in the flat layout, factors or codes: a
+            categorical holds its option index + 1 where it is active and 0 where it
+            is inactive (see the module docstring).
 
         Raises:
           ValueError: naming the offending row and dimension when an active
-            categorical's value is not one of its options (or, with ``one_based``,
-            when an inactive categorical is not 0).
+            categorical's value is not one of its options (1..number of options) or
+            an inactive categorical is not 0.
         """
         arr = self._as_values(values, "values")
-        offset = int(bool(one_based))
+        cats = np.flatnonzero(self.is_categorical)
         out = np.full(len(arr), -1, dtype=np.int64)
         for p in range(self.num_paths):
-            cats = np.flatnonzero(self.path_choices[p] >= 0)
-            if one_based:
-                # inactive categoricals must hold 0 as well
-                cats = np.flatnonzero(self.is_categorical)
-            match = np.all(arr[:, cats] == self.path_choices[p, cats] + offset, axis=1)
+            match = np.all(arr[:, cats] == self.path_choices[p, cats] + 1, axis=1)
             out[match & (out < 0)] = p
         bad = np.flatnonzero(out < 0)
         if bad.size:
             row = arr[bad[0]]
-            allowed = "option indices + 1" if one_based else "option indices"
-            for d in np.flatnonzero(self.is_categorical):
-                on = all(row[c] == k + offset for c, k in self.conditions[d])
-                if on and not (row[d] == int(row[d]) and offset <= row[d] < self.num_options[d] + offset):
+            for d in cats:
+                on = all(row[c] == k + 1 for c, k in self.conditions[d])
+                if on and not (row[d] == int(row[d]) and 1 <= row[d] <= self.num_options[d]):
                     raise ValueError(
-                        f"values row {bad[0]}: categorical {self.names[d]!r} is {row[d]:g}, "
-                        f"allowed {allowed} are {offset}..{self.num_options[d] - 1 + offset}"
+                        f"values row {bad[0]}: categorical {self.names[d]!r} is {row[d]:g}, allowed are its option "
+                        f"indices + 1, 1..{self.num_options[d]} (0 means inactive, and it is active on this row)"
                     )
-                if not on and one_based and row[d] != 0:
+                if not on and row[d] != 0:
                     raise ValueError(
                         f"values row {bad[0]}: categorical {self.names[d]!r} is inactive on this path "
                         f"and must be 0, got {row[d]:g}"
                     )
         return out
 
-    def codes_from_factors(self, factors) -> np.ndarray:
-        """Factors (categoricals as option index + 1, 0 inactive) in the codes' convention
-        (0-based option indices; inactive categoricals 0), e.g. to score the true
-        factors as a hierarchical code with ``hier_metrics.r4c``."""
-        arr = self._as_values(factors, "factors").copy()
-        self.path_index(arr, one_based=True)  # validates the categorical values
-        arr[:, self.is_categorical] = np.maximum(arr[:, self.is_categorical] - 1, 0)
-        return arr
-
-    def activity_mask(self, values, *, one_based: bool = False) -> np.ndarray:
-        """(n, num_dims) bool mask of the dimensions active for each row.
-
-        ``one_based`` as for :meth:`path_index`: True for factors, False for codes.
-        """
-        return self.path_active[self.path_index(values, one_based=one_based)]
+    def activity_mask(self, values) -> np.ndarray:
+        """(n, num_dims) bool mask of the dimensions active for each row (values as for
+        :meth:`path_index`)."""
+        return self.path_active[self.path_index(values)]
 
     # ---------------------------------------------------------- serialisation
     def to_dict(self) -> dict[str, Any]:

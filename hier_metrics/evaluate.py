@@ -243,7 +243,7 @@ def evaluate(
         codes = _encode(gt, representation_function, factors, data_rng)
         hierarchy = getattr(gt, "hierarchy", None)
         if hierarchy is not None:
-            active, categorical = hierarchy.activity_mask(factors, one_based=True), hierarchy
+            active, categorical = hierarchy.activity_mask(factors), hierarchy
         else:
             active, categorical = np.ones(factors.shape, dtype=bool), "auto"
         names = getattr(gt, "factor_names", None)

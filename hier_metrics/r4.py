@@ -204,8 +204,10 @@ def r4c(
 
     Args:
       factors: (n, K) ground-truth variables; any values where inactive.
-      codes: (n, D) learned variables in ``code_hierarchy``'s flat layout: categorical
-        columns hold option indices, which decide which code dimensions are active.
+      codes: (n, D) learned variables in ``code_hierarchy``'s flat layout, encoded as
+        the datasets' factors: a categorical column holds its option index + 1 where it
+        is active and 0 where it is not, which decides which code dimensions are
+        active (the true factors are a perfect code of their own hierarchy).
       factor_active: (n, K) bool, which factors are active in each row.
       code_hierarchy: the learned ``Hierarchy``; None (the default) for flat codes,
         one group of always-active dimensions, as the paper scores its flat baselines.
@@ -229,7 +231,7 @@ def r4c(
       >>> gt = hier_datasets.ground_truth("spaceshapes")
       >>> factors = gt.sample_factors(400, random_state=0)
       >>> h = gt.hierarchy
-      >>> result = r4c(factors, h.codes_from_factors(factors), factor_active=gt.active(factors),
+      >>> result = r4c(factors, factors, factor_active=gt.active(factors),
       ...              code_hierarchy=h, categorical=h)
       >>> round(result["score"], 3)
       1.0
@@ -275,7 +277,7 @@ def r4c(
         if cat_index is not None and direct < 1.0:
             weight = 0
             for option, child in enumerate(children):
-                sub = rows[codes[rows, cat_index] == option]
+                sub = rows[codes[rows, cat_index] == option + 1]
                 if sub.size and np.any(factors[sub, i] != factors[sub[0], i]):  # constant: left out
                     tiled += sub.size * score(i, child, sub)
                     weight += sub.size

