@@ -206,7 +206,7 @@ def evaluate(
     Returns:
       one flat dict, keys as in :func:`evaluate_arrays` plus
       ``factor_vae_train_accuracy``, ``factor_vae_eval_accuracy``,
-      ``factor_vae_num_active_dims``, ``beta_vae_train_accuracy``,
+      ``factor_vae_num_active_dims``, ``factor_vae_pruned_codes``, ``beta_vae_train_accuracy``,
       ``beta_vae_eval_accuracy``, and ``dataset``, ``num_samples``.
 
     Raises:

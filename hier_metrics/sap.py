@@ -36,7 +36,8 @@ def _linear_r2(codes: np.ndarray, factors: np.ndarray) -> np.ndarray:
     return np.where(ok, cov**2 / np.where(ok, denom, 1.0), 0.0)
 
 
-def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, random_state=0) -> np.ndarray:
+def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, random_state=0,
+               standardize: bool = False) -> np.ndarray:
     """(num_codes, num_factors) predictability of each factor from each single code.
 
     Continuous factors: the R^2 of a linear fit, i.e. the squared correlation, on all
@@ -44,6 +45,11 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
     (``LinearSVC(C=0.01, class_weight="balanced")``) on one code, with a random
     ``test_size`` split, as disentanglement_lib does for discrete factors. The column
     of a constant factor is NaN; every factor constant raises ``ValueError``.
+
+    The SVM's penalty makes categorical scores depend on the codes' scale: codes on a
+    small scale (e.g. the true factors in Chopsticks' own units) score lower.
+    ``standardize=True`` divides each code by its standard deviation first, which makes
+    every score scale-free; the default (False) is disentanglement_lib's procedure.
     """
     factors = check_array(factors, "factors", min_rows=3)
     codes = check_array(codes, "codes", min_rows=3)
@@ -55,6 +61,9 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
     check_not_all_constant(constant)
     scores = _linear_r2(codes, factors)
     scores[:, constant] = np.nan
+    if standardize:
+        spread = codes.std(axis=0)
+        codes = codes / np.where(spread > 0, spread, 1.0)
     if (cat & ~constant).any():
         from sklearn.svm import LinearSVC
 
@@ -76,7 +85,7 @@ def sap(factors, codes, *, random_state=0, **options) -> dict:
     """SAP score: mean over factors of the gap between the two most predictive codes.
 
     ``SAP = mean_k (S_(1)k - S_(2)k)`` with S the matrix of :func:`sap_matrix`
-    (options ``categorical``, ``test_size``); the second score is 0 when there is a
+    (options ``categorical``, ``test_size``, ``standardize``); the second score is 0 when there is a
     single code. A duplicated code closes the gap, so SAP penalises it. The mean runs
     over the factors that are not constant.
 
@@ -84,7 +93,7 @@ def sap(factors, codes, *, random_state=0, **options) -> dict:
       factors: (n, K) ground-truth factors.
       codes: (n, D) learned codes.
       random_state: an integer seed or a numpy Generator (the train/test split).
-      **options: ``categorical``, ``test_size``, as for :func:`sap_matrix`.
+      **options: ``categorical``, ``test_size``, ``standardize``, as for :func:`sap_matrix`.
 
     Returns:
       ``{"score": float, "sap": float}``, the same number under both keys.

@@ -56,7 +56,7 @@ def test_a_misspelt_keyword_names_the_function_called(name):
 
 @pytest.mark.parametrize("name, options", [
     ("hier_metrics.r4", "categorical, num_splits, test_size, estimator, num_bins"),
-    ("hier_metrics.sap", "categorical, test_size"),
+    ("hier_metrics.sap", "categorical, test_size, standardize"),
     ("hier_datasets.ground_truth", "noise, min_offset, stopping"),
 ])
 def test_the_error_lists_the_keywords_taken(name, options):

@@ -97,8 +97,8 @@ def test_evaluate_on_a_registered_dataset():
     assert res["dataset"] == "chopsticks/depth2_either" and res["num_samples"] == 600
     expected = {"r4", "r4_per_factor", "r4c", "r4c_per_factor", "dci_disentanglement", "dci_completeness",
                 "dci_informativeness_train", "dci_informativeness_test", "mig", "sap", "factor_vae_train_accuracy",
-                "factor_vae_eval_accuracy", "factor_vae_num_active_dims", "factor_vae_score", "beta_vae_train_accuracy",
-                "beta_vae_eval_accuracy", "beta_vae_score"}
+                "factor_vae_eval_accuracy", "factor_vae_num_active_dims", "factor_vae_pruned_codes", "factor_vae_score",
+                "beta_vae_train_accuracy", "beta_vae_eval_accuracy", "beta_vae_score"}
     assert set(res) == expected | {"dataset", "num_samples"}
     assert res["r4"] >= 0.95
     assert res["factor_vae_num_active_dims"] == H.num_dims

@@ -5,6 +5,7 @@ import pytest
 import hier_datasets
 import hier_metrics as hm
 from hier_metrics.interventional import _fixed_factor_batches, _Sampler
+from hier_models.cli.datasets import dataset_names
 
 SMALL = dict(num_train=300, num_eval=200, batch_size=32)
 
@@ -40,10 +41,11 @@ def noise(obs):
 
 
 def test_factor_vae_perfect_and_pruned_dimension():
-    res = hm.factor_vae_score(GT, perfect, num_variance_estimate=2000, **SMALL)
+    with pytest.warns(UserWarning, match=r"left out codes \[2\].*standardize=True"):
+        res = hm.factor_vae_score(GT, perfect, num_variance_estimate=2000, **SMALL)
     assert res["train_accuracy"] == 1.0 and res["eval_accuracy"] == 1.0
     # reference bug: num_active_dims counted every dimension (5); the constant one is pruned
-    assert res["num_active_dims"] == 4
+    assert res["num_active_dims"] == 4 and res["pruned_codes"] == [2]
 
 
 def test_factor_vae_random_codes_near_chance():
@@ -53,8 +55,10 @@ def test_factor_vae_random_codes_near_chance():
 
 
 def test_factor_vae_no_active_dimension():
-    res = hm.factor_vae_score(GT, lambda obs: np.zeros((len(obs), 3)), num_variance_estimate=100, **SMALL)
-    assert res == {"score": 0.0, "train_accuracy": 0.0, "eval_accuracy": 0.0, "num_active_dims": 0}
+    with pytest.warns(UserWarning, match=r"left out codes \[0, 1, 2\]"):
+        res = hm.factor_vae_score(GT, lambda obs: np.zeros((len(obs), 3)), num_variance_estimate=100, **SMALL)
+    assert res == {"score": 0.0, "train_accuracy": 0.0, "eval_accuracy": 0.0, "num_active_dims": 0,
+                   "pruned_codes": [0, 1, 2]}
 
 
 def test_beta_vae_perfect_and_random():
@@ -209,3 +213,36 @@ def test_bad_arguments():
         hm.factor_vae_score(GT, perfect, prune_threshold=-1.0)
     with pytest.raises(TypeError, match="random_state"):
         hm.factor_vae_score(GT, perfect, random_state=None)
+
+
+class FactorUnits(Identity):
+    """The true factors as the code, in the factors' own units (no rescaling)."""
+
+    def observations_from_factors(self, factors, rng):
+        return np.asarray(factors, dtype=np.float64)
+
+
+@pytest.mark.parametrize("name", dataset_names())
+def test_a_perfect_code_in_the_factors_units(name):
+    """Scale traps: the FactorVAE score prunes by an absolute standard deviation and the
+    beta-VAE score's logistic regression is penalised, so small-scale codes lose under
+    disentanglement_lib's defaults; ``standardize=True`` makes both scale-free, and MIG
+    and SAP are scale-free as they are."""
+    raw, unit = FactorUnits(name), Identity(name)
+    small = dict(num_train=300, num_eval=200)
+    free = hm.factor_vae_score(raw, lambda x: x, num_variance_estimate=2000, standardize=True, **small)
+    assert free["eval_accuracy"] == 1.0 and free["pruned_codes"] == []
+    f = raw.sample_factors(2000, 0).astype(np.float64)
+    # MIG bins each code over its range: scale-free up to points on a bin edge
+    assert hm.mig(f, f)["mig"] == pytest.approx(hm.mig(f, f / unit.sd)["mig"], abs=2e-3)
+    assert hm.sap(f, f, standardize=True)["sap"] == pytest.approx(hm.sap(f, f / unit.sd, standardize=True)["sap"],
+                                                                 abs=1e-9)
+    # the same features up to a factor per column; the solver stops within its tolerance
+    scaled = hm.beta_vae_score(raw, lambda x: x, standardize=True, **small)["eval_accuracy"]
+    assert scaled == pytest.approx(hm.beta_vae_score(unit, lambda x: x, standardize=True, **small)["eval_accuracy"],
+                                   abs=0.03)
+    if raw.sd.min() < 0.05:  # some factor is on a small scale: the default rule prunes it, and says so
+        with pytest.warns(UserWarning, match="standardize=True"):
+            pruned = hm.factor_vae_score(raw, lambda x: x, num_variance_estimate=2000, **small)
+        assert pruned["pruned_codes"] and set(pruned["pruned_codes"]) <= set(np.flatnonzero(raw.sd < 0.05))
+        assert pruned["eval_accuracy"] < 1.0
