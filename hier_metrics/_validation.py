@@ -23,8 +23,10 @@ from hier_datasets.validation import check_forwarded_options, check_positive_int
 MAX_AUTO_CATEGORIES = 10
 
 
-def check_array(x, name: str, *, min_rows: int = 2, dtype=np.float64) -> np.ndarray:
-    """``x`` as a finite 2-D float array with at least ``min_rows`` rows and one column."""
+def check_array(x, name: str, *, min_rows: int = 2, dtype=np.float64, examples: bool = True) -> np.ndarray:
+    """``x`` as a finite 2-D float array with at least ``min_rows`` rows and one column;
+    with ``examples`` (rows are examples) also no more columns than rows: more would be
+    a transposed ``(variables, examples)`` matrix, disentanglement_lib's layout."""
     try:
         arr = np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as err:
@@ -38,10 +40,25 @@ def check_array(x, name: str, *, min_rows: int = 2, dtype=np.float64) -> np.ndar
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     if arr.shape[0] < min_rows:
         raise ValueError(f"{name} needs at least {min_rows} rows (examples), got {arr.shape[0]}")
+    if examples and arr.shape[1] > arr.shape[0]:
+        raise ValueError(
+            f"{name} has more columns ({arr.shape[1]}) than rows ({arr.shape[0]}): rows must be examples and "
+            f"columns variables; did you pass its transpose? (disentanglement_lib's matrices are (variables, "
+            f"examples): use {name}.T)"
+        )
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})")
     return arr
+
+
+def check_representation(function, other, usage: str) -> None:
+    """A callable ``representation_function``; when it is not but ``other`` (the other
+    positional argument) is, the error says the two look swapped and shows ``usage``."""
+    if callable(function):
+        return
+    hint = f"; the two arguments look swapped: the call is {usage}" if callable(other) else ""
+    raise TypeError(f"representation_function must be callable, got {type(function).__name__}{hint}")
 
 
 def check_mask(mask, name: str, shape: tuple[int, int]) -> np.ndarray:

@@ -76,7 +76,7 @@ def dci_from_importance(importance) -> dict:
     Returns:
       ``{"disentanglement": float, "completeness": float}``.
     """
-    r = check_array(importance, "importance", min_rows=1)
+    r = check_array(importance, "importance", min_rows=1, examples=False)
     if np.any(r < 0):
         raise ValueError("importance must be non-negative")
     return {
@@ -285,7 +285,7 @@ def dci_split_from_importance(importance, groups, *, factor_names=None, code_ass
     Returns:
       ``{group: {"disentanglement": float, "completeness": float[, "codes": int array]}}``.
     """
-    r = check_array(importance, "importance", min_rows=1)
+    r = check_array(importance, "importance", min_rows=1, examples=False)
     if np.any(r < 0):
         raise ValueError("importance must be non-negative")
     return _split_scores(r, _check_split(groups, r.shape[1], factor_names, code_assignment), code_assignment)

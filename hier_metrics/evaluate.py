@@ -6,7 +6,14 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from hier_metrics._validation import check_array, check_mask, check_positive_int, check_random_state, check_same_rows
+from hier_metrics._validation import (
+    check_array,
+    check_mask,
+    check_positive_int,
+    check_random_state,
+    check_representation,
+    check_same_rows,
+)
 from hier_metrics.dci import dci, dci_split
 from hier_metrics.interventional import _encode, beta_vae_score, factor_vae_score
 from hier_metrics.mig import mig
@@ -221,8 +228,7 @@ def evaluate(
       >>> scores["dataset"], scores["num_samples"], round(scores["r4_per_factor"][0], 3)
       ('chopsticks/depth2_inter', 500, 1.0)
     """
-    if not callable(representation_function):
-        raise TypeError(f"representation_function must be callable, got {type(representation_function).__name__}")
+    check_representation(representation_function, dataset, "evaluate(representation_function, dataset, ...)")
     num_samples = check_positive_int("num_samples", num_samples, minimum=3)
     progress = _check_progress(progress)
     if isinstance(dataset, str):

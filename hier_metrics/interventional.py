@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from hier_metrics._validation import check_positive_int, check_random_state
+from hier_metrics._validation import check_positive_int, check_random_state, check_representation
 
 __all__ = ["factor_vae_score", "beta_vae_score"]
 
@@ -124,9 +124,9 @@ def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) ->
     return rows.reshape(-1, sampler.num_factors)
 
 
-def _check_common(representation_function, batch_size, num_train, num_eval):
-    if not callable(representation_function):
-        raise TypeError(f"representation_function must be callable, got {type(representation_function).__name__}")
+def _check_common(metric: str, ground_truth, representation_function, batch_size, num_train, num_eval):
+    check_representation(representation_function, ground_truth,
+                         f"{metric}(ground_truth, representation_function, ...)")
     check_positive_int("batch_size", batch_size, minimum=2)
     check_positive_int("num_train", num_train)
     check_positive_int("num_eval", num_eval)
@@ -211,7 +211,7 @@ def factor_vae_score(
       >>> sorted(result), 0 <= result["score"] <= 1, result["num_active_dims"]
       (['eval_accuracy', 'num_active_dims', 'pruned_codes', 'score', 'train_accuracy'], True, 2)
     """
-    _check_common(representation_function, batch_size, num_train, num_eval)
+    _check_common("factor_vae_score", ground_truth, representation_function, batch_size, num_train, num_eval)
     check_positive_int("num_variance_estimate", num_variance_estimate, minimum=2)
     if not isinstance(prune_threshold, (int, float)) or not np.isfinite(prune_threshold) or prune_threshold < 0:
         raise ValueError(f"prune_threshold must be a finite number >= 0, got {prune_threshold!r}")
@@ -334,7 +334,7 @@ def beta_vae_score(
       >>> sorted(result), 0 <= result["score"] <= 1
       (['eval_accuracy', 'score', 'train_accuracy'], True)
     """
-    _check_common(representation_function, batch_size, num_train, num_eval)
+    _check_common("beta_vae_score", ground_truth, representation_function, batch_size, num_train, num_eval)
     rng = check_random_state(random_state)
     sampler = _Sampler(ground_truth, rng)
     width = None

@@ -72,6 +72,9 @@ def test_empty_single_sample_and_wrong_ndim(call):
         call(F, Z[None])
     with pytest.raises(ValueError, match="codes must be a numeric array"):
         call(F, [["a", "b", "c"]] * 60)
+    # disentanglement_lib's (variables, examples) layout: named, not scored
+    with pytest.raises(ValueError, match=r"factors has more columns \(60\) than rows \(3\).*transpose"):
+        call(F.T, Z.T)
 
 
 @pytest.mark.parametrize("name", ["r4", "dci", "sap", "evaluate_arrays"])

@@ -196,6 +196,15 @@ def test_flat_ground_truth_without_fixed_is_refused_when_hierarchical():
         hm.factor_vae_score(NoFixed("spaceshapes"), lambda x: x, **SMALL)
 
 
+def test_swapped_arguments_are_named():
+    with pytest.raises(TypeError, match=r"look swapped: the call is factor_vae_score\(ground_truth, representation"):
+        hm.factor_vae_score(perfect, GT)
+    with pytest.raises(TypeError, match=r"look swapped: the call is beta_vae_score\(ground_truth, representation"):
+        hm.beta_vae_score(perfect, GT)
+    with pytest.raises(TypeError, match=r"look swapped: the call is evaluate\(representation_function, dataset"):
+        hm.evaluate("chopsticks/depth2_inter", perfect)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="ground_truth must provide"):
         hm.factor_vae_score(object(), perfect)
