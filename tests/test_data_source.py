@@ -145,3 +145,32 @@ def test_worker_processes_read_the_same(train):
     for batch, examples in zip(batches, results):
         for i, example in zip(batch, examples):
             assert_same(example, train[i])
+
+
+def test_read_batch_stacks_the_examples_of_one_batched_read(train):
+    indices = np.array([7, 3, 299, 3])
+    batch = train.read_batch(indices)
+    examples = train.__getitems__(indices)
+    assert sorted(batch) == sorted(examples[0])
+    for name, values in batch.items():
+        assert values.shape[0] == 4 and values.dtype == np.asarray(examples[0][name]).dtype, name
+        for row, example in zip(values, examples):
+            np.testing.assert_array_equal(row, example[name], err_msg=name)
+    assert batch["image"].shape == (4, 64, 64, 1) and batch["path"].shape == (4,)
+    with pytest.raises(ValueError, match="at least one index"):
+        train.read_batch([])
+
+
+def test_the_readme_grain_recipe_reads_every_example_once_in_batches(train, monkeypatch):
+    """grain.MapDataset over shuffled indices, batched, mapped through read_batch:
+    one batched read per batch (never a per-record read), every example once."""
+    grain = pytest.importorskip("grain.python")
+    monkeypatch.setattr(type(train), "__getitem__", lambda self, index: pytest.fail("per-record read"))
+    dataset = grain.MapDataset.range(len(train)).shuffle(seed=0).batch(64).map(train.read_batch).to_iter_dataset()
+    batches = list(dataset)
+    order = list(grain.MapDataset.range(len(train)).shuffle(seed=0).batch(64))
+    assert sorted(np.concatenate(order).tolist()) == list(range(300))
+    assert [len(b["path"]) for b in batches] == [64] * 4 + [44]
+    for batch, indices in zip(batches, order):
+        for name, values in train.read_batch(indices).items():
+            np.testing.assert_array_equal(batch[name], values, err_msg=name)
