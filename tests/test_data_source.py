@@ -174,3 +174,26 @@ def test_the_readme_grain_recipe_reads_every_example_once_in_batches(train, monk
     for batch, indices in zip(batches, order):
         for name, values in train.read_batch(indices).items():
             np.testing.assert_array_equal(batch[name], values, err_msg=name)
+
+
+def test_first_use_says_what_it_copies_and_logs_no_tfds_conversion_warnings(tmp_path, capfd, caplog):
+    """The first data_source of a dataset version prints one line saying what it does
+    (a once-only ArrayRecord copy) and its end, and nothing from TFDS's conversion
+    (whose shard-count warning had its placeholders unfilled)."""
+    import logging
+
+    name = "chopsticks/depth2_either_40_10"
+    hier_datasets.build(name, tmp_path)
+    capfd.readouterr()
+    with caplog.at_level(logging.INFO):
+        source = hier_datasets.data_source(name, "train", tmp_path)
+    err = capfd.readouterr().err
+    assert "copying the 2 TFRecord shard(s) of chopsticks/depth2_either_40_10/2.0.0 (50 examples" in err
+    assert "to ArrayRecord for random access, once for this dataset version" in err
+    assert "ArrayRecord copy done in" in err
+    assert "Amount of converted shards" not in err + caplog.text
+    assert not [r for r in caplog.records if "convert" in r.getMessage().lower()]
+    assert len(source) == 40 and len(hier_datasets.data_source(name, "test", tmp_path)) == 10
+    hier_datasets.data_source(name, "train", tmp_path)
+    assert "ArrayRecord" not in capfd.readouterr().err  # said once, on the first use only
+    assert not [p for p in Path(source.version_dir).iterdir() if "incomplete" in p.name]
