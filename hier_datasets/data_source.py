@@ -9,13 +9,17 @@ uses), each a dict of numpy arrays, read through TFDS's ArrayRecord data source
 TFRecord stays the format that builds write and ``tfds.load`` reads (TFDS 4.9
 cannot read ArrayRecord through ``as_dataset``). The first :func:`data_source` of a
 dataset version adds an ArrayRecord copy of its shards beside the TFRecord ones
-(TFDS's format conversion, recorded in the dataset's ``alternative_file_formats``;
-it takes about as much disk space again); later calls use it. The conversion holds
+(recorded in the dataset's ``alternative_file_formats``, as TFDS's format conversion
+does; it takes about as much disk space again) and says so on stderr; later calls
+use it. The conversion holds
 the same per-config lock as a build, so concurrent first uses convert once.
 """
 from __future__ import annotations
 
 import os
+import struct
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -87,6 +91,19 @@ class DataSource(Sequence):
         keys = [self._index(i) for i in indices]
         return [self._numpy(example) for example in self._open().__getitems__(keys)] if keys else []
 
+    def read_batch(self, indices) -> dict[str, np.ndarray]:
+        """The examples at ``indices`` as one batch: a dict of arrays whose first axis
+        runs over ``indices`` (what ``grain.Batch`` or PyTorch's default collation
+        makes of them, as numpy arrays), read with one :meth:`__getitems__`.
+
+        For a Grain pipeline that reads a batch at once rather than record by record:
+        ``grain.MapDataset.range(len(source)).shuffle(seed=0).batch(256).map(source.read_batch)``.
+        """
+        examples = self.__getitems__(indices)
+        if not examples:
+            raise ValueError("read_batch needs at least one index")
+        return {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+
     def __getstate__(self):
         return {"version_dir": self.version_dir, "split": self.split}
 
@@ -104,26 +121,107 @@ def _has_array_record(version_dir: Path) -> bool:
     return _ARRAY_RECORD in {str(getattr(f, "value", f)) for f in info.available_file_formats()}
 
 
+def _array_record_shards(info) -> list[tuple[Path, Path, int]]:
+    """(TFRecord shard, its ArrayRecord copy, examples) for every shard of every split."""
+    shards = []
+    for split in info.splits.values():
+        template = split.filename_template
+        copy = template.replace(filetype_suffix=_ARRAY_RECORD)
+        for i, length in enumerate(split.shard_lengths):
+            shards.append(
+                (
+                    Path(os.fspath(template.sharded_filepath(shard_index=i, num_shards=split.num_shards))),
+                    Path(os.fspath(copy.sharded_filepath(shard_index=i, num_shards=split.num_shards))),
+                    int(length),
+                )
+            )
+    return shards
+
+
+def _tfrecords(path: Path):
+    """The records of a TFRecord file, in order, as bytes.
+
+    Each record is framed as its length (8 bytes, little-endian), a checksum of the
+    length (4), the record and a checksum of the record (4). The framing is checked
+    (every length fits, the file ends after the last record); the CRC-32C checksums
+    are not recomputed, which would need TensorFlow (a ``tf.data`` read of the shard
+    does; here the file was written by this dataset's own build).
+    """
+    with open(path, "rb", buffering=1 << 20) as handle:
+        while header := handle.read(12):
+            if len(header) < 12:
+                raise ValueError(f"{path} ends inside a record header: not a complete TFRecord file")
+            (length,) = struct.unpack("<Q", header[:8])
+            record = handle.read(length)
+            if len(record) < length or len(handle.read(4)) < 4:
+                raise ValueError(f"{path} ends inside a record: not a complete TFRecord file")
+            yield record
+
+
+def _copy_shard(tfrecord: Path, array_record: Path, length: int) -> None:
+    """Write the records of one TFRecord shard, in order, as an ArrayRecord file.
+
+    Reads the TFRecord framing directly (:func:`_tfrecords`; no TensorFlow, whose
+    import takes longer than the copy) and writes through TFDS's ArrayRecord adapter
+    (the file layout that ``tfds.data_source`` reads). The file appears under its
+    name only once complete, with as many examples as the dataset info says.
+    """
+    from tensorflow_datasets.core import file_adapters
+
+    partial = array_record.with_name(f".{array_record.name}.incomplete-{os.getpid()}")
+    written = 0
+
+    def examples():
+        nonlocal written
+        for record in _tfrecords(tfrecord):
+            yield written, record
+            written += 1
+
+    try:
+        file_adapters.ArrayRecordFileAdapter.write_examples(partial, examples())
+        if written != length:
+            raise ValueError(f"{tfrecord} holds {written} examples, its dataset info {length}")
+        os.replace(partial, array_record)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def add_array_record(builder) -> None:
     """Give a built dataset version an ArrayRecord copy of its shards, unless it has one.
 
     Holds the builder's build lock (:attr:`HierarchicalBuilder.build_lock_path`) so
     that concurrent callers convert once; the copy is written beside the TFRecord
-    shards, which ``tfds.load`` keeps reading.
+    shards, which ``tfds.load`` keeps reading, and recorded in the dataset info's
+    ``alternative_file_formats`` (as TFDS's own format conversion does). Says on
+    stderr what it does, as it takes a moment (seconds for 100,000 series).
     """
     from hier_datasets.builder import _exclusive
 
     version_dir = Path(builder.data_dir)
     if _has_array_record(version_dir):
         return
-    from tensorflow_datasets.scripts.cli import convert_format_utils
+    from hier_datasets._tfds import require_tfds
 
+    tfds = require_tfds("reading a built dataset")
     with _exclusive(builder.build_lock_path):
         if _has_array_record(version_dir):  # converted by another process meanwhile
             return
-        convert_format_utils.convert_dataset(
-            out_dir=None, out_file_format=_ARRAY_RECORD, dataset_version_dir=os.fspath(version_dir), num_workers=1
+        shards = _array_record_shards(tfds.builder_from_directory(os.fspath(version_dir)).info)
+        size = sum(tfrecord.stat().st_size for tfrecord, _, _ in shards)
+        start = time.perf_counter()
+        print(
+            f"hier_datasets: copying the {len(shards)} TFRecord shard(s) of {builder.info.full_name} "
+            f"({sum(n for _, _, n in shards):,} examples, {size / 1e6:.0f} MB) to ArrayRecord for random "
+            "access, once for this dataset version (about as much disk space again)",
+            file=sys.stderr,
+            flush=True,
         )
+        for tfrecord, array_record, length in shards:
+            _copy_shard(tfrecord, array_record, length)
+        info = tfds.core.dataset_info.read_proto_from_builder_dir(version_dir)
+        info.alternative_file_formats.append(_ARRAY_RECORD)
+        tfds.core.dataset_info.write_dataset_info_proto(info, dataset_info_dir=version_dir)
+        print(f"hier_datasets: ArrayRecord copy done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
 
 
 def data_source(name: str, split: str, data_dir: str | os.PathLike | None = None) -> DataSource:

@@ -145,3 +145,70 @@ def test_worker_processes_read_the_same(train):
     for batch, examples in zip(batches, results):
         for i, example in zip(batch, examples):
             assert_same(example, train[i])
+
+
+def test_read_batch_stacks_the_examples_of_one_batched_read(train):
+    indices = np.array([7, 3, 299, 3])
+    batch = train.read_batch(indices)
+    examples = train.__getitems__(indices)
+    assert sorted(batch) == sorted(examples[0])
+    for name, values in batch.items():
+        assert values.shape[0] == 4 and values.dtype == np.asarray(examples[0][name]).dtype, name
+        for row, example in zip(values, examples):
+            np.testing.assert_array_equal(row, example[name], err_msg=name)
+    assert batch["image"].shape == (4, 64, 64, 1) and batch["path"].shape == (4,)
+    with pytest.raises(ValueError, match="at least one index"):
+        train.read_batch([])
+
+
+def test_the_readme_grain_recipe_reads_every_example_once_in_batches(train, monkeypatch):
+    """grain.MapDataset over shuffled indices, batched, mapped through read_batch:
+    one batched read per batch (never a per-record read), every example once."""
+    grain = pytest.importorskip("grain.python")
+    monkeypatch.setattr(type(train), "__getitem__", lambda self, index: pytest.fail("per-record read"))
+    dataset = grain.MapDataset.range(len(train)).shuffle(seed=0).batch(64).map(train.read_batch).to_iter_dataset()
+    batches = list(dataset)
+    order = list(grain.MapDataset.range(len(train)).shuffle(seed=0).batch(64))
+    assert sorted(np.concatenate(order).tolist()) == list(range(300))
+    assert [len(b["path"]) for b in batches] == [64] * 4 + [44]
+    for batch, indices in zip(batches, order):
+        for name, values in train.read_batch(indices).items():
+            np.testing.assert_array_equal(batch[name], values, err_msg=name)
+
+
+def test_first_use_says_what_it_copies_and_logs_no_tfds_conversion_warnings(tmp_path, capfd, caplog):
+    """The first data_source of a dataset version prints one line saying what it does
+    (a once-only ArrayRecord copy) and its end, and nothing from TFDS's conversion
+    (whose shard-count warning had its placeholders unfilled)."""
+    import logging
+
+    name = "chopsticks/depth2_either_40_10"
+    hier_datasets.build(name, tmp_path)
+    capfd.readouterr()
+    with caplog.at_level(logging.INFO):
+        source = hier_datasets.data_source(name, "train", tmp_path)
+    err = capfd.readouterr().err
+    assert "copying the 2 TFRecord shard(s) of chopsticks/depth2_either_40_10/2.0.0 (50 examples" in err
+    assert "to ArrayRecord for random access, once for this dataset version" in err
+    assert "ArrayRecord copy done in" in err
+    assert "Amount of converted shards" not in err + caplog.text
+    assert not [r for r in caplog.records if "convert" in r.getMessage().lower()]
+    assert len(source) == 40 and len(hier_datasets.data_source(name, "test", tmp_path)) == 10
+    hier_datasets.data_source(name, "train", tmp_path)
+    assert "ArrayRecord" not in capfd.readouterr().err  # said once, on the first use only
+    assert not [p for p in Path(source.version_dir).iterdir() if "incomplete" in p.name]
+
+
+def test_build_and_data_source_of_a_resized_config_log_no_warnings(tmp_path, caplog):
+    """TFDS warns "Using custom data configuration: HierarchicalConfig(...)" for every
+    resized config; build() and data_source() (which make them by name) log no warning."""
+    import logging
+
+    name = "chopsticks/depth2_either_30_10"
+    with caplog.at_level(logging.INFO):
+        hier_datasets.build(name, tmp_path)
+        hier_datasets.data_source(name, "test", tmp_path)
+        hier_datasets.build(name, tmp_path)
+    assert caplog.records, "TFDS's log records should reach the capture"
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert logging.getLogger("absl").filters == []  # the filter is removed afterwards
