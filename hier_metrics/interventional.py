@@ -82,8 +82,11 @@ def _encode(ground_truth, representation_function, factors: np.ndarray, rng, wid
     for start in range(0, len(factors), ENCODE_CHUNK):
         obs = ground_truth.observations_from_factors(factors[start : start + ENCODE_CHUNK], rng)
         rep = np.asarray(representation_function(obs), dtype=np.float64)
-        if rep.ndim == 1:
-            rep = rep[:, None]
+        if rep.ndim == 1:  # as the array metrics refuse 1-D codes
+            raise ValueError(
+                f"representation_function must return a 2-D array (examples, codes), got shape {rep.shape}; "
+                "return codes.reshape(-1, 1) for a single code"
+            )
         if rep.ndim != 2 or rep.shape[0] != len(obs):
             raise ValueError(
                 f"representation_function must return one row per observation ({len(obs)}), got shape {rep.shape}"

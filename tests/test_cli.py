@@ -239,6 +239,22 @@ def test_codes_of_the_wrong_shape_fail_cleanly(capsys, tmp_path, data_dir):
            "has 4 columns but the code hierarchy has 9 dimensions")
     _fails(capsys, ["evaluate", "--codes", str(flat), *common], tmp_path, r"has shape \(300,\); save a 2-D array")
     _fails(capsys, ["evaluate", "--codes", str(tmp_path / "missing.npy"), *common], tmp_path, "no codes file")
+    text, archive = tmp_path / "codes.txt", tmp_path / "codes.npz"
+    np.savetxt(text, np.zeros((300, 9)))
+    np.savez(archive, codes=np.zeros((300, 9)), factors=np.zeros((300, 9)))
+    _fails(capsys, ["evaluate", "--codes", str(text), *common], tmp_path, "is not a .npy file .*numpy.loadtxt")
+    _fails(capsys, ["evaluate", "--codes", str(archive), *common], tmp_path, r"archive of 2 arrays \(codes, factors\)")
+
+
+def test_codes_in_a_new_folder_and_a_one_array_archive(tmp_path, data_dir):
+    """--out in a folder that does not exist yet is created when the scores are written;
+    a .npz archive holding one array is read as that array."""
+    archive = tmp_path / "codes.npz"
+    np.savez(archive, codes=np.random.default_rng(0).normal(size=(300, 9)))
+    out = tmp_path / "newdir" / "deeper" / "scores.json"
+    assert main(["evaluate", "--codes", str(archive), "--dataset", DATASET, "--data-dir", data_dir, "--split", "test",
+                 "--interventional-points", "0", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["num_examples"] == 300
 
 
 def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):

@@ -205,6 +205,15 @@ def test_swapped_arguments_are_named():
         hm.evaluate("chopsticks/depth2_inter", perfect)
 
 
+def test_one_dimensional_codes_are_refused_as_by_the_array_metrics():
+    with pytest.raises(ValueError, match=r"2-D array \(examples, codes\), got shape \(\d+,\); return codes.reshape"):
+        hm.factor_vae_score(GT, lambda obs: obs[:, 0], **SMALL)
+    with pytest.raises(ValueError, match="reshape a single variable"):
+        hm.r4(np.zeros((10, 1)), np.zeros(10))
+    with pytest.raises(ValueError, match=r"2-D array \(examples, codes\)"):
+        hm.evaluate(lambda x: x[:, 0], "chopsticks/depth2_inter", metrics=["r4"], num_samples=100)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="ground_truth must provide"):
         hm.factor_vae_score(object(), perfect)

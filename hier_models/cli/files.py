@@ -56,11 +56,13 @@ def jsonable(value):
 
 
 def write_atomic(path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder, which is
+    created first when missing (the commands check it can be before any work)."""
     path = Path(path)
     if not isinstance(data, (bytes, str)):
         raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
     raw = data.encode() if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

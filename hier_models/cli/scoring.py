@@ -62,10 +62,27 @@ def check_codes(codes, hierarchy: Hierarchy | None = None, *, source: str = "cod
 
 
 def load_codes(path) -> np.ndarray:
-    """A ``.npy`` array of codes, or CommandError."""
+    """A ``.npy`` array of codes (or the one array of a ``.npz`` archive), or
+    CommandError naming what the file is instead."""
     path = Path(path)
     if not path.is_file():
         raise CommandError(f"no codes file at {path}; save your codes with numpy.save as a .npy file")
+    with open(path, "rb") as f:
+        head = f.read(6)
+    if head.startswith(b"PK"):  # a .npz archive
+        with np.load(path, allow_pickle=False) as archive:
+            names = list(archive.files)
+            if len(names) == 1:
+                return archive[names[0]]
+        raise CommandError(
+            f"{path} is a .npz archive of {len(names)} arrays ({', '.join(names) or 'none'}); --codes takes one "
+            "array: save the codes alone with numpy.save(..., codes)"
+        )
+    if head != b"\x93NUMPY":
+        raise CommandError(
+            f"{path} is not a .npy file (a text file? load it with numpy.loadtxt); save your codes with "
+            "numpy.save as a .npy file"
+        )
     try:
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError) as err:
