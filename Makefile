@@ -21,7 +21,7 @@ $(STAMP): setup.cfg pyproject.toml
 	fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[tf,dev,boxhead,beam]"
+	$(BIN)/python -m pip install -q -e ".[tf,dev,boxhead,beam,fast]"
 	touch $(STAMP)
 
 test: setup

@@ -101,6 +101,30 @@ def test_dci_categorical_factors_use_classifiers():
     assert imp["informativeness_test"][1] > 0.95  # R^2
 
 
+def test_dci_lightgbm_backend_agrees_with_the_default(factors):
+    """The fast backend: perfect ~1, shuffled low, and D / C / I within 0.05 of the
+    scikit-learn backend on the same split, on continuous and categorical factors."""
+    pytest.importorskip("lightgbm")
+    codes = perfect_codes(factors, STRONG_WARPS)
+    fast = hm.dci(factors, codes, backend="lightgbm")
+    assert fast["disentanglement"] >= 0.95 and fast["completeness"] >= 0.95 and fast["informativeness_test"] >= 0.95
+    shuffled = hm.dci(factors, codes[np.random.default_rng(0).permutation(N)], backend="lightgbm")
+    assert shuffled["disentanglement"] < 0.3 and shuffled["informativeness_test"] < 0.05
+    rng = np.random.default_rng(5)
+    v = np.column_stack([rng.integers(0, 3, 1500), rng.uniform(size=1500), rng.uniform(size=1500)])
+    z = np.column_stack([v[:, 0] + 0.3 * rng.normal(size=1500), np.exp(v[:, 1]) + 0.5 * v[:, 2], v[:, 2],
+                         rng.normal(size=1500)])
+    default, light = hm.importance_matrix(v, z), hm.importance_matrix(v, z, backend="lightgbm")
+    np.testing.assert_allclose(light["importance"].sum(axis=0), 1.0)  # normalised per factor, as scikit-learn's
+    np.testing.assert_allclose(light["importance"], default["importance"], atol=0.1)
+    for key in ("disentanglement", "completeness"):
+        assert hm.dci_from_importance(light["importance"])[key] == pytest.approx(
+            hm.dci_from_importance(default["importance"])[key], abs=0.05)
+    np.testing.assert_allclose(light["informativeness_test"], default["informativeness_test"], atol=0.05)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        hm.dci(factors, codes, backend="xgboost")
+
+
 def test_dci_split_scores_each_group_on_its_own_columns():
     """Macro factors are encoded one per code; the micro factors share their codes."""
     rng = np.random.default_rng(4)
