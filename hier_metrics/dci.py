@@ -185,7 +185,8 @@ def dci(factors, codes, *, random_state=0, **options) -> dict:
     """DCI scores of a representation (Eastwood & Williams 2018; disentanglement_lib).
 
     An importance matrix from :func:`importance_matrix` (options: ``categorical``,
-    ``test_size``, ``estimator``, ``backend``: ``"lightgbm"`` for the fast backend) is turned into scores by :func:`dci_from_importance`;
+    ``test_size``, ``estimator``, ``backend``: ``"lightgbm"`` for the fast backend) is
+    turned into scores by :func:`dci_from_importance`;
     informativeness is the mean over factors of held-out accuracy or R^2. Constant
     factors are left out of all four.
 
