@@ -155,6 +155,7 @@ class HierarchicalFit:
     assignments: np.ndarray
     run: HierarchicalRun
     runs: list = dataclasses.field(default_factory=list)
+    selection: HalvingSelection | None = None
 
     @property
     def model(self) -> COFHAE:
@@ -417,13 +418,16 @@ def fit_hierarchical(
     verbose: int = 0,
     callbacks=None,
     grid: Mapping[str, Sequence] | None = None,
+    rungs: Sequence[int] | None = None,
     scale: float | None = None,
     strategy=None,
 ) -> HierarchicalFit:
     """Data -> Softplus AE (``initial_dim`` codes) -> MIMOSA -> COFHAE, in one call.
 
     With ``grid`` (e.g. :data:`PAPER_GRID`), COFHAE is trained at every grid point and
-    the paper's rule (:func:`select_run`) picks the returned ``run``; otherwise it is
+    the paper's rule (:func:`select_run`) picks the returned ``run``; with ``rungs``
+    too (e.g. ``(3, 10, 50)``, the last equal to ``epochs``) the grid is run as
+    :func:`successive_halving` (``selection`` holds its rungs); otherwise COFHAE is
     trained once with ``cofhae_options``. ``callbacks`` go to every ``fit`` call (the
     autoencoder's, then each COFHAE run's). ``scale`` maps integer images to [0, 1]
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
@@ -438,6 +442,11 @@ def fit_hierarchical(
     input_scale(x, scale)  # before anything trains
     if grid is not None:
         _checked_grid(grid, cofhae_options or {})  # before anything trains
+    if rungs is not None:
+        if grid is None:
+            raise ValueError("rungs schedule a grid's selection (successive halving); pass grid too")
+        if list(rungs)[-1:] != [epochs]:
+            raise ValueError(f"the last rung must be the full training length, epochs={epochs}; got rungs {list(rungs)}")
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     with in_scope(strategy):
@@ -451,5 +460,9 @@ def fit_hierarchical(
     if grid is None:
         run = train_cofhae(x, hierarchy, assignments, **options)
         return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])
+    if rungs is not None:
+        del options["epochs"], options["verbose"]
+        selection = successive_halving(x, hierarchy, assignments, grid=grid, rungs=rungs, **options)
+        return HierarchicalFit(ae, codes, hierarchy, assignments, selection.run, [selection.run], selection)
     run, runs = grid_search(x, hierarchy, assignments, grid=grid, **options)
     return HierarchicalFit(ae, codes, hierarchy, assignments, run, runs)

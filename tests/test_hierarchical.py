@@ -63,6 +63,22 @@ def test_train_cofhae_takes_a_discriminator_optimizer():
 def test_fit_hierarchical_rejects_bad_observations():
     with pytest.raises(ValueError, match="observations must be a non-empty array"):
         fit_hierarchical(np.zeros((0, 64)), initial_dim=3)
+    series = np.zeros((64, 64), np.float32)
+    with pytest.raises(ValueError, match="pass grid too"):
+        fit_hierarchical(series, initial_dim=3, epochs=2, rungs=(1, 2))
+    with pytest.raises(ValueError, match="the last rung must be the full training length, epochs=3"):
+        fit_hierarchical(series, initial_dim=3, epochs=3, grid={"tau": (0.5, 1.0)}, rungs=(1, 2))
+
+
+def test_fit_hierarchical_selects_by_successive_halving():
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    _, series = gt.sample(2000, 0)
+    grid = {"lambda_assign": (10.0, 100.0, 1000.0)}
+    fit = fit_hierarchical(series, initial_dim=3, epochs=2, autoencoder_epochs=3, grid=grid, rungs=(1, 2),
+                           hidden_units=(16,), cofhae_options={"discriminator_units": (8,)}, random_state=0)
+    assert [len(r.configurations) for r in fit.selection.rungs] == [3, 1]
+    assert fit.run is fit.selection.run and fit.runs == [fit.run]
+    assert fit.run.hyperparameters["lambda_assign"] == grid["lambda_assign"][fit.selection.choice]
 
 
 @pytest.mark.slow
