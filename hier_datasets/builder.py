@@ -139,8 +139,15 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
         if isinstance(builder_config, str) and builder_config not in self.builder_configs:
             sized = parse_sized_name(builder_config)
             if sized and sized[0] in self.builder_configs:
-                builder_config = sized_config(*sized)
+                # a resized config made by name: TFDS would warn "Using custom data
+                # configuration" with the whole config, which nobody needs to act on
+                return sized_config(*sized)
         return super()._create_builder_config(builder_config, version)
+
+    def is_prepared(self) -> bool:
+        """As TFDS's, without its warning that a version folder not built yet has no
+        ``dataset_info.json`` (``tfds.load`` asks before it builds)."""
+        return Path(self.data_path).is_dir() and super().is_prepared()
 
     @property
     def ground_truth(self) -> GroundTruth:

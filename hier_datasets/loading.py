@@ -6,32 +6,9 @@ through it. TensorFlow Datasets is imported when it is called, not before.
 """
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 
 __all__ = ["build"]
-
-
-class _ResizedConfigNotice(logging.Filter):
-    """Drops TFDS's warning "Using custom data configuration: <the whole config>" for a
-    resized config (:func:`hier_datasets.builder.sized_config`), which is how hierbench
-    makes every ``{config}_{train}_{test}`` name: nothing a user needs to act on."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args if isinstance(record.args, tuple) else ()
-        resized = len(args) == 1 and bool(getattr(args[0], "process", ""))
-        return not (resized and record.msg == "Using custom data configuration: %s")
-
-
-@contextlib.contextmanager
-def _quiet_resized_configs():
-    logger, notice = logging.getLogger("absl"), _ResizedConfigNotice()
-    logger.addFilter(notice)
-    try:
-        yield
-    finally:
-        logger.removeFilter(notice)
 
 
 def _pipeline_options(beam_options):
@@ -88,8 +65,7 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
     # tfds.builder returns a ReadOnlyBuilder that knows nothing of hierbench
     family, builder_kwargs = tfds.core.naming.parse_builder_name_kwargs(name)
     builder_cls = tfds.builder_cls(str(family))
-    with _quiet_resized_configs():
-        builder = builder_cls(data_dir=None if data_dir is None else os.fspath(data_dir), **builder_kwargs)
-        if download:
-            builder.download_and_prepare(download_config=config)
+    builder = builder_cls(data_dir=None if data_dir is None else os.fspath(data_dir), **builder_kwargs)
+    if download:
+        builder.download_and_prepare(download_config=config)
     return builder

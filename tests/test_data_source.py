@@ -199,16 +199,19 @@ def test_first_use_says_what_it_copies_and_logs_no_tfds_conversion_warnings(tmp_
     assert not [p for p in Path(source.version_dir).iterdir() if "incomplete" in p.name]
 
 
-def test_build_and_data_source_of_a_resized_config_log_no_warnings(tmp_path, caplog):
+def test_build_load_and_data_source_of_a_resized_config_log_no_warnings(tmp_path, caplog):
     """TFDS warns "Using custom data configuration: HierarchicalConfig(...)" for every
-    resized config; build() and data_source() (which make them by name) log no warning."""
+    resized config, and that a version folder not built yet has no dataset_info.json;
+    build(), tfds.load and data_source() of one made by name log no warning."""
     import logging
+
+    import tensorflow_datasets as tfds
 
     name = "chopsticks/depth2_either_30_10"
     with caplog.at_level(logging.INFO):
-        hier_datasets.build(name, tmp_path)
+        tfds.load(name, split="test", data_dir=tmp_path)
         hier_datasets.data_source(name, "test", tmp_path)
         hier_datasets.build(name, tmp_path)
+        tfds.load(name, split="train", data_dir=tmp_path)
     assert caplog.records, "TFDS's log records should reach the capture"
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
-    assert logging.getLogger("absl").filters == []  # the filter is removed afterwards
