@@ -67,6 +67,7 @@ NON_DEFAULT = {
     "dataset_size": 100,
     "estimator": "mss",
     "discriminator_units": (8, 4),
+    "tc_rows": 5,
     "discriminator_dtype": "float32",
     "latents_per_layer": (1, 2, 3),
     "num_layers": 3,
