@@ -14,9 +14,8 @@ imported):
   COFHAE). :func:`fit_mimosa` (:class:`MimosaResult`: MIMOSA with its intermediate
   results), :data:`MIMOSA_DEFAULTS`, :data:`PAPER_SETTINGS` and
   :func:`paper_settings` (the paper's ``initial_dim`` and MIMOSA options of a
-  dataset) come from the private subpackage ``hier_models._mimosa``;
-  ``hier_models.mimosa`` is the function. MIMOSA raises :class:`NoHierarchyFound`
-  (a ``ValueError``) when no component of the codes survives its size filters.
+  dataset) come from the private subpackage ``hier_models._mimosa``. MIMOSA
+  raises :class:`NoHierarchyFound` (a ``ValueError``) when no component of the codes survives its size filters.
 
 The ``hierbench`` command line lives in :mod:`hier_models.cli`, the only part of the
 package that imports ``hier_metrics`` and matplotlib.
@@ -26,9 +25,6 @@ Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
 :func:`build_ladder`) are public for reuse; :func:`pipeline` makes the TFDS input
 pipeline (imported on first use, as it loads TensorFlow Datasets).
 """
-import sys
-import types
-import warnings
 
 # _dependencies first: one clear ImportError where the light install lacks TensorFlow
 from hier_models import _dependencies, _mimosa  # noqa: F401
@@ -86,31 +82,4 @@ def __getattr__(name):
         from hier_models.data import pipeline
 
         return pipeline
-    if name in _mimosa.DEPRECATED:  # INITIAL_DIM, CHOPSTICKS, SPACESHAPES: warns
-        return _mimosa.deprecated_alias(name, 1)
     raise AttributeError(f"module 'hier_models' has no attribute {name!r}")
-
-
-class _DeprecatedMimosaModule(types.ModuleType):
-    """``from hier_models.mimosa import X``, the old module path, forwarded to
-    ``hier_models._mimosa`` with a DeprecationWarning.
-
-    It lives in ``sys.modules`` only: the attribute ``hier_models.mimosa`` stays the
-    function, and ``hier_models.mimosa.<submodule>`` paths no longer exist.
-    """
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if name in _mimosa.DEPRECATED:
-            return _mimosa.deprecated_alias(name, 1)
-        warnings.warn(
-            f"importing {name!r} from hier_models.mimosa is deprecated; import it from hier_models "
-            "(hier_models.mimosa is the function)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(_mimosa, name)
-
-
-sys.modules.setdefault("hier_models.mimosa", _DeprecatedMimosaModule("hier_models.mimosa"))

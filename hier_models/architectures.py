@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Callable, NamedTuple
 
 from hier_models.validation import check_choice, check_units
@@ -92,27 +91,6 @@ class ReshapeSpec(NamedTuple):
 class ResidualSpec(NamedTuple):
     filters: int
     kernel: int
-
-
-#: the names these tuples had before (they read like Keras layers); deprecated
-_OLD_NAMES = {
-    "Conv": ConvSpec,
-    "Up": UpSpec,
-    "Dense": DenseSpec,
-    "Flatten": FlattenSpec,
-    "Reshape": ReshapeSpec,
-    "Residual": ResidualSpec,
-}
-
-
-def __getattr__(name):
-    if name in _OLD_NAMES:
-        new = _OLD_NAMES[name]
-        warnings.warn(
-            f"hier_models.architectures.{name} is deprecated; use {new.__name__}", DeprecationWarning, stacklevel=2
-        )
-        return new
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclasses.dataclass(frozen=True)

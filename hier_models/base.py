@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_seed
 from hier_models import distribute, losses
 from hier_models.validation import check_choice, check_input_shape, check_positive
 
@@ -82,7 +82,7 @@ class Autoencoder(keras.Model):
         discriminators' permutations of training step t are stateless draws from
         ``(random_state, t)``. Default (None): drawn at random and stored in the config,
         so a saved model resumes with the same noise. Network weights are initialised
-        by Keras (``keras.utils.set_random_seed``). ``seed`` is the deprecated name.
+        by Keras (``keras.utils.set_random_seed``).
       **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
 
     Raises:
@@ -92,25 +92,16 @@ class Autoencoder(keras.Model):
       RuntimeError: Keras runs on a backend other than TensorFlow.
 
     Example:
-      >>> import warnings
       >>> import keras
       >>> import hier_models
       >>> keras.utils.set_random_seed(0)
       >>> hier_models.AE((8,), latent_dim=2, hidden_units=(4,), random_state=7).get_config()["random_state"]
       7
-      >>> with warnings.catch_warnings(record=True) as caught:
-      ...     warnings.simplefilter("always")
-      ...     old = hier_models.AE((8,), latent_dim=2, hidden_units=(4,), seed=7)
-      >>> old.random_state
-      7
-      >>> [str(w.message) for w in caught if w.category is DeprecationWarning]
-      ["AE.__init__: the keyword 'seed' is deprecated, use 'random_state'"]
     """
 
     #: names of the Mean metrics reported by ``fit`` (set by subclasses)
     loss_terms: tuple = ("loss", "reconstruction")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -182,11 +173,6 @@ class Autoencoder(keras.Model):
     def step(self) -> int:
         """Training steps taken so far (restored by ``keras.models.load_model``)."""
         return int(self._step.numpy())
-
-    @property
-    def seed(self) -> int:
-        """Deprecated alias of :attr:`random_state` (read only)."""
-        return self.random_state
 
     def _seed(self, salt: int):
         """A stateless seed for this step; ``salt`` tells the draws of one step apart."""
@@ -417,14 +403,7 @@ class Autoencoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        """The model of a ``get_config()`` dict; a config saved before ``seed`` was
-        renamed ``random_state`` loads too (without a warning: the file is not the
-        caller's code)."""
-        config = dict(config)
-        if "seed" in config:
-            if "random_state" in config:
-                raise ValueError("config holds both 'seed' and its new name 'random_state'; keep 'random_state'")
-            config["random_state"] = config.pop("seed")
+        """The model of a ``get_config()`` dict."""
         return cls(**config)
 
 

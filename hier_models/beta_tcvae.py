@@ -4,7 +4,6 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from hier_datasets.validation import renamed_keywords
 from hier_models import distribute, losses
 from hier_models.vae import VAE
 from hier_models.validation import check_choice, check_non_negative, check_positive_int
@@ -71,7 +70,6 @@ class BetaTCVAE(VAE):
 
     loss_terms = ("loss", "reconstruction", "kl", "mi", "tc", "dwkl")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

@@ -40,7 +40,7 @@ import tensorflow as tf
 from keras import ops
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_positive_int, renamed_keywords
+from hier_datasets.validation import check_positive_int
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, matching_adam
 from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
@@ -275,7 +275,7 @@ class COFHAE(Adversarial, Autoencoder):
         ``200 ** -0.5`` (see :class:`~hier_models.base.Autoencoder`).
       random_state: integer seed (or numpy ``Generator``) of the TC permutations and
         the sampling noise; default (None): drawn and stored in the config (see
-        :class:`~hier_models.base.Autoencoder`). ``seed`` is the deprecated name.
+        :class:`~hier_models.base.Autoencoder`).
       **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
 
     Raises:
@@ -303,7 +303,6 @@ class COFHAE(Adversarial, Autoencoder):
 
     loss_terms = ("loss", "reconstruction", "assignment", "supervision", "tc", "discriminator_loss", "discriminator_accuracy")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

@@ -4,7 +4,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, default_discriminator_optimizer
 from hier_models.vae import VAE
@@ -65,7 +64,6 @@ class FactorVAE(Adversarial, VAE):
 
     loss_terms = ("loss", "reconstruction", "kl", "tc", "discriminator_loss", "discriminator_accuracy")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

@@ -35,7 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_seed
 from hier_models._mimosa import mimosa
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
@@ -83,7 +83,6 @@ def input_scale(observations, scale: float | None = None) -> float | None:
     return float(scale)
 
 
-@renamed_keywords(seed="random_state")
 def training_dataset(observations, targets=None, batch_size: int = 256, random_state: int = 0, shuffle: bool = True,
                      *, scale: float | None = None):
     """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
@@ -91,7 +90,7 @@ def training_dataset(observations, targets=None, batch_size: int = 256, random_s
     Observations become float32, multiplied by ``scale`` when given (required for
     integer images; see :func:`input_scale`); ``targets`` (if any) are paired with
     them; shuffling is reseeded every epoch from ``random_state`` (an integer seed or
-    a numpy Generator; ``seed`` is its deprecated name).
+    a numpy Generator).
     """
     x = np.asarray(observations)
     factor = input_scale(x, scale)
@@ -109,7 +108,6 @@ def training_dataset(observations, targets=None, batch_size: int = 256, random_s
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-@renamed_keywords(seed="random_state")
 def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
                        verbose: int = 0, callbacks=None, scale: float | None = None, **compile_options):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
@@ -117,7 +115,7 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
     fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
     the History. ``batch_size`` is the global batch
     when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
-    shuffles the examples (``seed`` is its deprecated name)."""
+    shuffles the examples."""
     x = np.asarray(observations)
     dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
@@ -155,7 +153,6 @@ class HierarchicalFit:
         return self.run.model
 
 
-@renamed_keywords(seed="random_state")
 def train_cofhae(
     observations,
     hierarchy: Hierarchy,
@@ -249,7 +246,6 @@ def grid_search(
     return select_run(runs), runs
 
 
-@renamed_keywords(seed="random_state")
 def fit_hierarchical(
     observations,
     *,
@@ -277,8 +273,8 @@ def fit_hierarchical(
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
     observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
     trains the autoencoder and every COFHAE run on its replicas, ``batch_size``
-    rows per global batch. ``random_state`` (an integer seed or a numpy Generator;
-    ``seed`` is its deprecated name) seeds every model and the shuffling."""
+    rows per global batch. ``random_state`` (an integer seed or a numpy Generator)
+    seeds every model and the shuffling."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:

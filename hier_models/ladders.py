@@ -47,7 +47,6 @@ import keras
 import numpy as np
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.architectures import default_architecture
 from hier_models.base import Autoencoder
@@ -106,7 +105,6 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
 
     conditional_prior = False
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

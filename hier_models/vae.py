@@ -4,7 +4,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
 from hier_models import losses
 from hier_models.schedules import (
     FollowsTrainingLength,
@@ -74,7 +73,6 @@ class VAE(FollowsTrainingLength, SingleLayerModel):
     loss_terms = ("loss", "reconstruction", "kl")
     encoder_heads = 2  # means and log variances
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,

@@ -25,8 +25,7 @@ from hier_models.cli import main
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--autoencoder-epochs", "1",
         "--interventional-points", "60", "--quiet"]
-#: the run names the whole method by its deprecated name, which must keep working
-MODELS = ("AE", "BetaTCVAE", "COFHAE")
+MODELS = ("AE", "BetaTCVAE", "Hierarchical")
 #: the report's rows and the stems of their figures
 ROWS = ("AE", "BetaTCVAE", "COFHAE (MIMOSA hierarchy)")
 HIERARCHICAL_ROW, HIERARCHICAL_STEM = ROWS[2], "cofhae_mimosa_hierarchy"
@@ -259,7 +258,7 @@ def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):
 def test_help_of_every_command(capsys):
     for command, words in {
         "build": ["NAME", "--traceback"],
-        "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "Hierarchical:", "COFHAE (for Hierarchical)"],
+        "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "Hierarchical:"],
         "evaluate": ["--codes", "--model", "shuffle_files=False", "--code-hierarchy"], "report": ["RUN_DIR"],
         "run": ["--datasets", "--models", "--seeds", "--train-size", "--epochs", "20000 train / 5000 test"],
     }.items():
@@ -282,25 +281,22 @@ def test_build_prints_the_examples_of_every_path(data_dir, capsys):
 
 
 # ------------------------------------------------- names, errors and layering
-def test_cofhae_is_a_deprecated_name_of_the_whole_method():
+def test_model_names_resolve_case_insensitively():
     from hier_models.cli.options import HIERARCHICAL, resolve_model, row_label
 
-    with pytest.warns(FutureWarning, match="'cofhae' is deprecated.*call it 'Hierarchical'"):
-        assert resolve_model("cofhae") == HIERARCHICAL == "Hierarchical"
+    assert resolve_model("hierarchical") == HIERARCHICAL == "Hierarchical"
     assert resolve_model("HIERARCHICAL") == HIERARCHICAL
     assert row_label(HIERARCHICAL) == "COFHAE (MIMOSA hierarchy)" and row_label("AE") == "AE"
     with pytest.raises(TypeError, match="model name must be a string"):
         resolve_model(3)
 
 
-def test_deprecated_name_warns_in_one_plain_line(capsys, tmp_path):
-    """`--set COFHAE.KEY=VALUE` still resolves (here to a clean failure later on)."""
-    code = main(["run", "--models", "AE", "--set", "COFHAE.tau=0.5", "--out", str(tmp_path / "out")])
+def test_set_for_a_model_not_run_fails_in_one_line(capsys, tmp_path):
+    code = main(["run", "--models", "AE", "--set", "Hierarchical.tau=0.5", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert err[0] == ("hierbench: warning: model name 'COFHAE' is deprecated: it trains the whole method "
-                      "(smooth autoencoder, MIMOSA, COFHAE); call it 'Hierarchical'")
-    assert err[1].startswith("hierbench run: --set 'COFHAE.tau=0.5' names Hierarchical, which is not among the models AE")
+    assert err[0].startswith(
+        "hierbench run: --set 'Hierarchical.tau=0.5' names Hierarchical, which is not among the models AE")
 
 
 def test_user_error_is_one_line_and_its_traceback_on_request(capsys, tmp_path, monkeypatch):

@@ -1,14 +1,11 @@
-"""One name for randomness (``random_state``), one converter, one integer check, and the
-deprecated keywords that keep older calls working."""
-import importlib
-import inspect
+"""One name for randomness (``random_state``), one converter, one integer check."""
 import warnings
 
 import numpy as np
 import pytest
 
 import hier_datasets
-from hier_datasets.validation import check_non_negative_int, check_positive_int, check_random_state, renamed_keywords
+from hier_datasets.validation import check_non_negative_int, check_positive_int, check_random_state
 
 
 def test_check_random_state_seeds_and_passes_generators_through():
@@ -44,42 +41,13 @@ def test_one_integer_check_for_all_packages():
             check_positive_int("n", bad, minimum=minimum)
 
 
-def test_renamed_keywords_warns_and_forwards():
-    @renamed_keywords(seed="random_state")
-    def draw(n, random_state=0):
-        return check_random_state(random_state).random(n)
-
-    assert list(inspect.signature(draw).parameters) == ["n", "random_state"]
-    with pytest.warns(DeprecationWarning, match=r"'seed' is deprecated, use 'random_state'"):
-        old = draw(3, seed=5)
-    np.testing.assert_array_equal(old, draw(3, random_state=5))
-    with pytest.raises(TypeError, match="pass random_state= only"):
-        draw(3, seed=5, random_state=5)
-    with pytest.raises(ValueError, match="must name the new keyword"):
-        renamed_keywords(seed="seed")
-
-
-def test_ground_truth_takes_random_state_and_still_accepts_rng():
+def test_ground_truth_takes_random_state():
     gt = hier_datasets.ground_truth("chopsticks/depth2_either")
     factors, series = gt.sample(50, random_state=3)
     positional = gt.sample(50, 3)
     np.testing.assert_array_equal(factors, positional[0])
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        old = gt.sample(50, rng=3)
-    np.testing.assert_array_equal(series, old[1])
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.sample_factors(20, rng=4), gt.sample_factors(20, random_state=4))
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.sample_paths(20, rng=4), gt.sample_paths(20, random_state=4))
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.observations_from_factors(factors, rng=1),
-                                      gt.observations_from_factors(factors, random_state=1))
     with pytest.raises(TypeError, match="random_state"):
         gt.sample(5, random_state=None)
-    with pytest.warns(DeprecationWarning, match="check_random_state"):
-        # the module, not the function hier_datasets.ground_truth that shadows it
-        as_rng = importlib.import_module("hier_datasets.ground_truth").as_rng
-        assert isinstance(as_rng(0), np.random.Generator)
 
 
 def test_a_generator_is_consumed_not_restarted():

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-import warnings
 
-__all__ = ["DEFAULTS", "DEPRECATED", "PAPER_SETTINGS", "default_min_common_edge_frac", "deprecated_alias",
-           "paper_settings"]
+__all__ = ["DEFAULTS", "PAPER_SETTINGS", "default_min_common_edge_frac", "paper_settings"]
 
 
 def default_min_common_edge_frac(d: int) -> float:
@@ -98,31 +96,3 @@ def paper_settings(dataset_name: str) -> dict:
             f"known: {[f'{family}/{c}' for c in dims]}"
         )
     return {"initial_dim": dims[config], **PAPER_SETTINGS[family]["mimosa"]}
-
-
-def _deprecated_aliases() -> dict:
-    """The names this module had before :data:`PAPER_SETTINGS`, built from it."""
-    initial_dim = {f"chopsticks/{c}": d for c, d in PAPER_SETTINGS["chopsticks"]["initial_dim"].items()}
-    initial_dim["spaceshapes"] = PAPER_SETTINGS["spaceshapes"]["initial_dim"]["default"]
-    return {
-        "INITIAL_DIM": initial_dim,
-        "CHOPSTICKS": dict(PAPER_SETTINGS["chopsticks"]["mimosa"]),
-        "SPACESHAPES": dict(PAPER_SETTINGS["spaceshapes"]["mimosa"]),
-    }
-
-
-#: deprecated names: ``INITIAL_DIM`` (width per ``family/config``, ``"spaceshapes"``
-#: for Spaceshapes), ``CHOPSTICKS`` and ``SPACESHAPES`` (MIMOSA options of a family);
-#: use :func:`paper_settings`
-DEPRECATED = ("INITIAL_DIM", "CHOPSTICKS", "SPACESHAPES")
-
-
-def deprecated_alias(name: str, stacklevel: int = 1):
-    """The value of a :data:`DEPRECATED` name, with a DeprecationWarning attributed to
-    the frame ``stacklevel`` levels above the caller."""
-    warnings.warn(
-        f"{name} is deprecated; use hier_models.paper_settings(dataset_name)",
-        DeprecationWarning,
-        stacklevel=stacklevel + 2,
-    )
-    return _deprecated_aliases()[name]

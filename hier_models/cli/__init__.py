@@ -29,7 +29,6 @@ import argparse
 import os
 import sys
 import traceback
-import warnings
 
 from hier_models.cli import build, evaluate, report, run, train
 from hier_models.cli.errors import CommandError
@@ -71,29 +70,16 @@ def _wants_traceback(args) -> bool:
     return bool(args.traceback) or os.environ.get(TRACEBACK_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def _show_warning(default):
-    """Print the command line's deprecation warnings as one plain line; others as usual."""
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, FutureWarning) and filename.startswith(os.path.dirname(__file__)):
-            print(f"hierbench: warning: {message}", file=sys.stderr)
-        else:
-            default(message, category, filename, lineno, file, line)
-    return show
-
-
 def main(argv=None) -> int:
     _quiet_libraries()
     args = parser().parse_args(argv)
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", FutureWarning)
-        warnings.showwarning = _show_warning(warnings.showwarning)
-        try:
-            return args.func(args)
-        except CommandError as err:
-            if _wants_traceback(args):
-                traceback.print_exc()
-            print(f"hierbench {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print(f"hierbench {args.command}: interrupted", file=sys.stderr)
-            return 130
+    try:
+        return args.func(args)
+    except CommandError as err:
+        if _wants_traceback(args):
+            traceback.print_exc()
+        print(f"hierbench {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"hierbench {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -20,7 +20,6 @@ from __future__ import annotations
 import inspect
 import json
 import numbers
-import warnings
 from typing import Mapping, Sequence
 
 import hier_models
@@ -31,7 +30,6 @@ from hier_models.hierarchical import PAPER_GRID
 
 __all__ = [
     "AUTOENCODER_EPOCHS",
-    "DEPRECATED_NAMES",
     "HIERARCHICAL",
     "MIMOSA_OPTIONS",
     "MODEL_NAMES",
@@ -49,8 +47,6 @@ __all__ = [
 
 #: the whole method (smooth AE -> MIMOSA -> COFHAE) goes by this model name
 HIERARCHICAL = "Hierarchical"
-#: names the command line still accepts, with a warning, and what they mean now
-DEPRECATED_NAMES = {"COFHAE": HIERARCHICAL}
 #: every model the command line trains
 MODEL_NAMES = (*hier_models.MODELS, HIERARCHICAL)
 #: how reports name each model's rows (others by their model name)
@@ -63,19 +59,10 @@ AUTOENCODER_EPOCHS = 60
 
 
 def resolve_model(name: str) -> str:
-    """The model's canonical name (case-insensitive); a deprecated name warns
-    (FutureWarning) and resolves to its successor."""
+    """The model's canonical name (case-insensitive)."""
     if not isinstance(name, str):
         raise TypeError(f"model name must be a string, got {type(name).__name__}")
     by_lower = {m.lower(): m for m in MODEL_NAMES}
-    old = {k.lower(): k for k in DEPRECATED_NAMES}
-    if name.lower() in old:
-        new = DEPRECATED_NAMES[old[name.lower()]]
-        warnings.warn(
-            f"model name {name!r} is deprecated: it trains the whole method (smooth autoencoder, MIMOSA, COFHAE); "
-            f"call it {new!r}", FutureWarning, stacklevel=2,
-        )
-        return new
     canonical = by_lower.get(name.lower())
     if canonical is None:
         raise CommandError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
