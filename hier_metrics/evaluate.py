@@ -223,7 +223,7 @@ def evaluate(
     """
     if not callable(representation_function):
         raise TypeError(f"representation_function must be callable, got {type(representation_function).__name__}")
-    num_samples = check_positive_int("num_samples", num_samples, minimum=3)
+    num_samples = check_positive_int(num_samples, "num_samples", minimum=3)
     progress = _check_progress(progress)
     if isinstance(dataset, str):
         import hier_datasets

@@ -25,7 +25,7 @@ __all__ = ["mig", "histogram_discretize", "quantile_discretize", "discrete_mutua
 def histogram_discretize(values, num_bins: int = 20) -> np.ndarray:
     """Column-wise equal-width histogram bin index (0 .. num_bins-1) of a 2-D array."""
     values = check_array(values, "values", min_rows=1)
-    num_bins = check_positive_int("num_bins", num_bins)
+    num_bins = check_positive_int(num_bins, "num_bins")
     out = np.zeros(values.shape, dtype=np.int64)
     for j in range(values.shape[1]):
         edges = np.histogram_bin_edges(values[:, j], bins=num_bins)
@@ -40,7 +40,7 @@ def quantile_discretize(values, num_bins: int = 20) -> np.ndarray:
     column, as mutual information itself is.
     """
     values = check_array(values, "values", min_rows=1)
-    num_bins = check_positive_int("num_bins", num_bins)
+    num_bins = check_positive_int(num_bins, "num_bins")
     out = np.zeros(values.shape, dtype=np.int64)
     for j in range(values.shape[1]):
         edges = np.unique(np.quantile(values[:, j], np.linspace(0, 1, num_bins + 1)[1:-1]))
@@ -138,7 +138,7 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
-    num_bins = check_positive_int("num_bins", num_bins, minimum=2)
+    num_bins = check_positive_int(num_bins, "num_bins", minimum=2)
     if discretization not in _DISCRETIZERS:
         raise ValueError(f"discretization must be one of {sorted(_DISCRETIZERS)}, got {discretization!r}")
     cat = resolve_categorical(factors, categorical, "factors")

@@ -46,7 +46,7 @@ import dataclasses
 import math
 from typing import Callable, NamedTuple
 
-from hier_models.validation import check_choice, check_units
+from hier_datasets.validation import check_choice, check_units
 
 __all__ = [
     "ARCHITECTURES",
@@ -136,7 +136,7 @@ def _mlp(input_shape, hidden_units, ladder_layers):
             "input_shape (length,)"
         )
     default = (256, 256) if ladder_layers is None else (256,)
-    units = check_units("hidden_units", default if hidden_units is None else hidden_units)
+    units = check_units(default if hidden_units is None else hidden_units, "hidden_units")
     stage = tuple(DenseSpec(u) for u in units)
     num_layers = ladder_layers or 1
     return ArchitectureSpec(
@@ -260,7 +260,7 @@ def capacity_architecture(capacity: str, architecture: str | None = None) -> str
     """The architecture of a Boxhead ``capacity`` (``"small"`` or ``"large"``, see
     :data:`CAPACITIES`); ValueError for another capacity, or for an ``architecture``
     given as well that is not the capacity's."""
-    check_choice("capacity", capacity, CAPACITIES)
+    check_choice(capacity, "capacity", CAPACITIES)
     name = CAPACITIES[capacity]
     if architecture is not None and architecture != name:
         raise ValueError(
@@ -294,7 +294,7 @@ def architecture_spec(name, input_shape, *, hidden_units=None, ladder_layers: in
     """
     ladder = ladder_layers is not None
     name = default_architecture(input_shape, ladder=ladder) if name is None else name
-    check_choice("architecture", name, ARCHITECTURES)
+    check_choice(name, "architecture", ARCHITECTURES)
     if hidden_units is not None and name != "mlp":
         raise ValueError(f"hidden_units applies to architecture 'mlp' only, got architecture {name!r}")
     spec = _BUILDERS[name](tuple(input_shape), hidden_units, ladder_layers)

@@ -21,9 +21,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from hier_datasets.validation import check_seed
+from hier_datasets.validation import check_choice, check_input_shape, check_positive, check_seed
 from hier_models import distribute, losses
-from hier_models.validation import check_choice, check_input_shape, check_positive
 
 __all__ = ["Autoencoder", "DEFAULT_OBSERVATION_STD", "LatestValue"]
 
@@ -119,8 +118,8 @@ class Autoencoder(keras.Model):
         super().__init__(**kwargs)
         self.observation_shape = check_input_shape(input_shape)
         default = "bernoulli" if len(self.observation_shape) == 3 else "gaussian"
-        self.likelihood = check_choice("likelihood", default if likelihood is None else likelihood, losses.LIKELIHOODS)
-        self.observation_std = check_positive("observation_std", observation_std)
+        self.likelihood = check_choice(default if likelihood is None else likelihood, "likelihood", losses.LIKELIHOODS)
+        self.observation_std = check_positive(observation_std, "observation_std")
         if random_state is None:
             random_state = int(np.random.SeedSequence().entropy % (2**31))
         self.random_state = check_seed(random_state)

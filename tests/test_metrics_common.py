@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import hier_metrics as hm
-from conftest import flat_hierarchy, perfect_codes, uniform_factors
+from conftest import perfect_codes, uniform_factors
+from hier_datasets.hierarchy import Hierarchy
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -23,7 +24,7 @@ Z = perfect_codes(F)
 
 def _calls():
     """(name, call(factors, codes)) for every array metric."""
-    h = flat_hierarchy(3)
+    h = Hierarchy.flat(3)
     return [
         ("r4", lambda f, z: hm.r4(f, z)),
         ("r4_matrix", lambda f, z: hm.r4_matrix(f, z)),

@@ -1,4 +1,6 @@
-"""One name for randomness (``random_state``), one converter, one integer check."""
+"""One name for randomness (``random_state``), one converter, one integer check, and
+one convention for every check: the value first."""
+import inspect
 import warnings
 
 import numpy as np
@@ -29,16 +31,25 @@ def test_check_random_state_refuses_negative_seeds():
 
 def test_one_integer_check_for_all_packages():
     import hier_metrics._validation
-    import hier_models.validation
 
     assert hier_metrics._validation.check_positive_int is check_positive_int
-    assert hier_models.validation.check_positive_int is check_positive_int
     assert hier_metrics._validation.check_random_state is check_random_state
-    assert check_positive_int("n", np.int32(3)) == 3 and type(check_positive_int("n", np.int32(3))) is int
-    assert check_non_negative_int("n", 0) == 0
+    assert check_positive_int(np.int32(3), "n") == 3 and type(check_positive_int(np.int32(3), "n")) is int
+    assert check_non_negative_int(0, "n") == 0
     for bad, minimum in [(0, 1), (1, 2), (2.0, 1), (True, 1), ("3", 1)]:
         with pytest.raises(ValueError, match=rf"^n must be an integer >= {minimum}, got "):
-            check_positive_int("n", bad, minimum=minimum)
+            check_positive_int(bad, "n", minimum=minimum)
+
+
+def test_every_check_takes_the_value_first():
+    import hier_datasets.validation
+    import hier_metrics._validation
+
+    for module in (hier_datasets.validation, hier_metrics._validation):
+        for name in dir(module):
+            if name.startswith("check_"):
+                first = next(iter(inspect.signature(getattr(module, name)).parameters))
+                assert first != "name", f"{module.__name__}.{name} takes its name first"
 
 
 def test_ground_truth_takes_random_state():

@@ -2,7 +2,7 @@
 (Ross & Doshi-Velez 2021, appendix A.3)."""
 from __future__ import annotations
 
-import re
+from hier_datasets.ground_truth import parse_sized_name
 
 __all__ = ["DEFAULTS", "PAPER_SETTINGS", "default_min_common_edge_frac", "paper_settings"]
 
@@ -61,7 +61,6 @@ PAPER_SETTINGS["chopsticks"]["initial_dim"].update(
     {f"{config}_reference": dim
      for config, dim in PAPER_SETTINGS["chopsticks"]["initial_dim"].items() if config.startswith("depth3_")}
 )
-_SIZED = re.compile(r"(?P<config>.+)_[0-9]+_[0-9]+")
 
 
 def paper_settings(dataset_name: str) -> dict:
@@ -87,9 +86,9 @@ def paper_settings(dataset_name: str) -> dict:
     dims = PAPER_SETTINGS[family]["initial_dim"]
     if not config and len(dims) == 1:
         config = next(iter(dims))
-    sized = _SIZED.fullmatch(config)
-    if config not in dims and sized and sized["config"] in dims:
-        config = sized["config"]
+    sized = parse_sized_name(config)
+    if config not in dims and sized and sized[0] in dims:
+        config = sized[0]
     if config not in dims:
         raise ValueError(
             f"dataset_name {dataset_name!r}: no paper settings for config {config!r} of {family}; "
