@@ -17,8 +17,8 @@ imported):
   dataset) come from the private subpackage ``hier_models._mimosa``. MIMOSA
   raises :class:`NoHierarchyFound` (a ``ValueError``) when no component of the codes survives its size filters.
 
-The ``hierbench`` command line lives in :mod:`hier_models.cli`, the only part of the
-package that imports ``hier_metrics`` and matplotlib.
+The ``hierbench`` command line is the app package :mod:`hierbench`, on top of this
+one; nothing here imports it or matplotlib.
 
 Each has ``encode(x) -> np.ndarray`` (posterior means) and reports its loss terms as
 Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
@@ -39,6 +39,8 @@ from hier_models.factor_vae import FactorVAE, build_discriminator
 from hier_models.hierarchical import fit_hierarchical
 from hier_models.ladders import ProLVAE, ProVLAE
 from hier_models.networks import LadderNetworks, build_decoder, build_encoder, build_ladder
+from hier_models.progress import FitProgress
+from hier_models.registry import MODELS
 from hier_models.schedules import LinearRamp, ladder_fade_in
 from hier_models.vae import VAE
 
@@ -49,6 +51,7 @@ __all__ = [
     "BetaTCVAE",
     "COFHAE",
     "FactorVAE",
+    "FitProgress",
     "LadderNetworks",
     "LinearRamp",
     "MIMOSA_DEFAULTS",
@@ -73,8 +76,6 @@ __all__ = [
     "pipeline",
 ]
 
-#: the flat models by name (COFHAE, which also takes a hierarchy, is not among them)
-MODELS = {cls.__name__: cls for cls in (AE, VAE, BetaTCVAE, FactorVAE, ProVLAE, ProLVAE)}
 
 
 def __getattr__(name):

@@ -1,6 +1,6 @@
-"""``python -m hier_models.cli``: the same as ``hierbench``."""
+"""``python -m hierbench``: the same as the ``hierbench`` command."""
 import sys
 
-from hier_models.cli import main
+from hierbench.cli import main
 
 sys.exit(main())

@@ -20,7 +20,7 @@ import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the builders for tfds.load)
 from conftest import CLI_DATASET as DATASET
-from hier_models.cli import main
+from hierbench.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--autoencoder-epochs", "1",
@@ -175,7 +175,7 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(data_dir, tmp_p
 
 
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
-    from hier_models.cli import options, training
+    from hierbench import options, training
 
     monkeypatch.setattr(options, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
     out = tmp_path / "grid"
@@ -282,7 +282,7 @@ def test_build_prints_the_examples_of_every_path(data_dir, capsys):
 
 # ------------------------------------------------- names, errors and layering
 def test_model_names_resolve_case_insensitively():
-    from hier_models.cli.options import HIERARCHICAL, resolve_model, row_label
+    from hierbench.options import HIERARCHICAL, resolve_model, row_label
 
     assert resolve_model("hierarchical") == HIERARCHICAL == "Hierarchical"
     assert resolve_model("HIERARCHICAL") == HIERARCHICAL
@@ -311,7 +311,7 @@ def test_user_error_is_one_line_and_its_traceback_on_request(capsys, tmp_path, m
 
 
 def test_an_internal_bug_surfaces_with_its_traceback(tmp_path, monkeypatch, capsys):
-    from hier_models.cli import report
+    from hierbench import report
 
     def broken(run_dir):
         raise ValueError("an internal bug, not the user's input")
@@ -323,13 +323,12 @@ def test_an_internal_bug_surfaces_with_its_traceback(tmp_path, monkeypatch, caps
 
 
 def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys, monkeypatch):
-    from hier_models import NoHierarchyFound
-    from hier_models.cli import training
+    from hier_models import NoHierarchyFound, recipes
 
     def no_hierarchy(*args, **kwargs):
         raise NoHierarchyFound("no component reached min_size_merged=8 points")
 
-    monkeypatch.setattr(training, "fit_hierarchical", no_hierarchy)
+    monkeypatch.setattr(recipes, "fit_hierarchical", no_hierarchy)
     common = ["train", "--dataset", DATASET, "--model", "Hierarchical", "--data-dir", data_dir, "--quiet"]
     _fails(capsys, [*common, "--out", str(tmp_path / "m")], tmp_path,
            r"MIMOSA found no hierarchy in the autoencoder's codes \(no component reached .*\); train on more examples")
@@ -349,7 +348,7 @@ def test_the_models_core_imports_neither_metrics_nor_matplotlib():
         "import hier_models, hier_models.hierarchical, hier_models.data, hier_models.cofhae\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hier_metrics', 'matplotlib') and sys.modules[m])\n"
         "assert not loaded, loaded\n"
-        "import hier_models.cli\n"
+        "import hierbench.cli\n"
         "assert 'hier_metrics' in sys.modules\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -383,7 +382,7 @@ def test_mimosa_tells_no_hierarchy_from_a_bad_setting():
 def test_fit_progress_counts_its_unit_and_keeps_each_stages_history(unit, ticks):
     import keras
 
-    from hier_models.cli.training import FitProgress
+    from hier_models.progress import FitProgress
 
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")

@@ -4,13 +4,8 @@ import numpy as np
 import pytest
 
 import hier_datasets
-from hier_models.hierarchical import (
-    HierarchicalRun,
-    fit_hierarchical,
-    paper_learning_rate,
-    select_run,
-    train_cofhae,
-)
+from hier_models.hierarchical import HierarchicalRun, fit_hierarchical, select_run, train_cofhae
+from hier_models.training import paper_learning_rate
 
 
 def test_paper_learning_rate_steps_down_at_half_and_three_quarters():

@@ -158,7 +158,8 @@ def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
     """One rule for images: the scale comes from the dataset's metadata (Spaceshapes: 1),
     for TFDS pipelines and numpy arrays alike; nothing is guessed from the values."""
     from hier_models.data import observation_scale
-    from hier_models.hierarchical import fit_hierarchical, input_scale, training_dataset
+    from hier_models.hierarchical import fit_hierarchical
+    from hier_models.training import input_scale, training_dataset
 
     stored = _stored(SPACESHAPES, tiny_data_dir, split="test")
     assert stored.dtype == np.uint8 and stored.max() == 1
@@ -185,7 +186,7 @@ def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
 
 
 def test_training_dataset_shuffles_from_random_state():
-    from hier_models.hierarchical import training_dataset
+    from hier_models.training import training_dataset
 
     series = np.arange(64, dtype=np.float32).reshape(32, 2)
     first = _collect(training_dataset(series, None, 8, random_state=5))

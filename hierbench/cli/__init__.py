@@ -8,15 +8,11 @@
     hierbench run --grid             # the same, COFHAE selected over the paper's 27-run grid
     hierbench report runs/default    # redraw a run's report from its saved artefacts
 
-One module per command registers its subparser and holds what only it does
-(:mod:`~hier_models.cli.build`, :mod:`~hier_models.cli.train`,
-:mod:`~hier_models.cli.evaluate`, :mod:`~hier_models.cli.report`,
-:mod:`~hier_models.cli.run`); the rest is split by concern: :mod:`~hier_models.cli.files`
-(atomic writes, progress bars, output checks), :mod:`~hier_models.cli.datasets`
-(names, loading), :mod:`~hier_models.cli.options` (model names, hyperparameters),
-:mod:`~hier_models.cli.training`, :mod:`~hier_models.cli.scoring`,
-:mod:`~hier_models.cli.runs` (run folders), :mod:`~hier_models.cli.figures` and
-:mod:`~hier_models.cli.pages` (the report's figures and pages).
+One argparse module per command registers its subparser and turns its arguments
+into a call (:mod:`~hierbench.cli.build`, :mod:`~hierbench.cli.train`,
+:mod:`~hierbench.cli.evaluate`, :mod:`~hierbench.cli.report`,
+:mod:`~hierbench.cli.run`); :mod:`~hierbench.cli.arguments` holds the arguments
+several commands share. The work is done in the :mod:`hierbench` package beside it.
 
 A command's own errors (:class:`CommandError`: a bad name, path or value) print as
 one line and exit with status 2; anything else is a bug and shows its traceback.
@@ -30,8 +26,8 @@ import os
 import sys
 import traceback
 
-from hier_models.cli import build, evaluate, report, run, train
-from hier_models.cli.errors import CommandError
+from hierbench.cli import build, evaluate, report, run, train
+from hierbench.errors import CommandError
 
 __all__ = ["CommandError", "main", "parser"]
 

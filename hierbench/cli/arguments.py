@@ -5,14 +5,14 @@ import argparse
 import textwrap
 
 from hier_models import protocols
-from hier_models.cli.options import (
+from hier_models.distribute import STRATEGIES
+from hierbench.options import (
     AUTOENCODER_EPOCHS,
     HIERARCHICAL,
     MIMOSA_OPTIONS,
     MODEL_NAMES,
     model_parameters,
 )
-from hier_models.distribute import STRATEGIES
 
 __all__ = [
     "DATASET_HELP",
