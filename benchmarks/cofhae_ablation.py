@@ -29,8 +29,8 @@ test sets: the registered test split and 5,000 fresh series drawn as
 a fourth factor. Each finished run is appended to ``docs/results/cofhae_ablation.json``
 and a rerun skips the runs already there.
 
-    python benchmarks/cofhae_ablation.py                           # 3 seeds, 10 COFHAE epochs
-    python benchmarks/cofhae_ablation.py --cofhae-epochs 50 --seeds 0 --variants paper before
+    python -m benchmarks.cofhae_ablation                           # 3 seeds, 10 COFHAE epochs
+    python -m benchmarks.cofhae_ablation --cofhae-epochs 50 --seeds 0 --variants paper before
 """
 from __future__ import annotations
 
@@ -41,10 +41,11 @@ from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import NOTES_MARK, RESULTS, Study, _mean_std, append_record, as_float, load_records, machine
 
 import hier_datasets
 import hier_metrics
+from benchmarks.ross2021 import Study, as_float
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
 from hier_models.adversarial import default_discriminator_optimizer
 from hier_models.hierarchical import train_cofhae
 
@@ -102,11 +103,11 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
 def render(out: Path) -> None:
     records = load_records(out)
     page = out.with_suffix(".md")
-    notes = page.read_text().split(NOTES_MARK, 1)[1] if page.exists() and NOTES_MARK in page.read_text() else "\n"
+    notes = kept_notes(page)
     lines = [
         "# COFHAE ablation: what moved R4c on depth-2 Chopsticks",
         "",
-        "`python benchmarks/cofhae_ablation.py` (resumes; `--help`); records in `cofhae_ablation.json`.",
+        "`python -m benchmarks.cofhae_ablation` (resumes; `--help`); records in `cofhae_ablation.json`.",
         "Each seed's variants share one smooth autoencoder and MIMOSA run (50 epochs, the registered",
         "90,000-series training split); R4c as mean ± standard deviation over the seeds listed.",
         "",
@@ -124,9 +125,9 @@ def render(out: Path) -> None:
         timed = [r["ms_per_step"] for r in rows if "ms_per_step" in r]
         lines.append(
             f"| {name} | {epochs} | {variant} | {dtype} | {', '.join(str(r['seed']) for r in rows)} | "
-            f"{_mean_std([r['registered_test']['r4c'] for r in rows])} | {_mean_std([r['fresh_test']['r4c'] for r in rows])} | "
-            f"{_mean_std([r['registered_test']['r4'] for r in rows])} | {_mean_std([r['reconstruction'] for r in rows])} | "
-            f"{_mean_std([r['assignment_loss'] for r in rows], 4)} | {_mean_std(timed, 1) if timed else '-'} | "
+            f"{mean_std([r['registered_test']['r4c'] for r in rows])} | {mean_std([r['fresh_test']['r4c'] for r in rows])} | "
+            f"{mean_std([r['registered_test']['r4'] for r in rows])} | {mean_std([r['reconstruction'] for r in rows])} | "
+            f"{mean_std([r['assignment_loss'] for r in rows], 4)} | {mean_std(timed, 1) if timed else '-'} | "
             f"{np.mean([r['seconds'] for r in rows]) / 60:.1f} |"
         )
     page.write_text("\n".join(lines) + "\n\n" + NOTES_MARK + notes)

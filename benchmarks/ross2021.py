@@ -22,18 +22,14 @@ baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
 model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
 inspection after the study.
 
-    python benchmarks/ross2021.py                        # the whole study, resuming
-    python benchmarks/ross2021.py --datasets chopsticks/depth3_either --models
-    python benchmarks/ross2021.py --render               # only redraw the page
+    python -m benchmarks.ross2021                        # the whole study, resuming
+    python -m benchmarks.ross2021 --datasets chopsticks/depth3_either --models
+    python -m benchmarks.ross2021 --render               # only redraw the page
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import re
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -43,16 +39,17 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from hier_datasets.builder import split_seed
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
+from hier_datasets.generation import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
-from hier_models.cli.datasets import SplitArrays, resolve_dataset
-from hier_models.cli.files import save_keras
-from hier_models.cli.scoring import score
-from hier_models.cli.training import FitProgress
-from hier_models.hierarchical import fit_paper_schedule, train_cofhae, training_dataset
+from hier_models.hierarchical import train_cofhae
+from hier_models.progress import FitProgress
+from hier_models.recipes import score
+from hier_models.splits import SplitArrays
+from hier_models.training import fit_paper_schedule, training_dataset
+from hierbench.files import save_keras
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 VARIANTS = ("inter", "slope", "both", "either")
 PAPER_DATASETS = [f"chopsticks/depth{d}_{v}" for d in (2, 3) for v in VARIANTS] + ["spaceshapes"]
 REFERENCE_DATASETS = [f"chopsticks/depth3_{v}_reference" for v in VARIANTS]
@@ -63,25 +60,9 @@ MODELS = ("COFHAE", *BASELINES)
 STRAIGHT_THROUGH = "COFHAE-ST"
 #: each COFHAE the study trains, and its ``decoder_assignments``
 COFHAE_VARIANTS = {"COFHAE": "soft", STRAIGHT_THROUGH: "straight_through"}
-#: the page keeps everything below this line when it is redrawn
-NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
 
 # ------------------------------------------------------------------ records
-def load_records(path: Path) -> list[dict]:
-    return json.loads(path.read_text()) if path.exists() else []
-
-
-def append_record(path: Path, record: dict) -> None:
-    """Add one record to the JSON list at ``path``, atomically (write, then rename)."""
-    records = load_records(path) + [record]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(json.dumps(records, indent=1) + "\n")
-    os.replace(tmp, path)
-
-
 def key(record: dict) -> tuple:
     return record["dataset"], record["model"], record["seed"], record["train_size"], record["epochs"]
 
@@ -226,25 +207,11 @@ class Study:
         trained = time.perf_counter() - start
         save_keras(net, self.model_path(name, model, seed))
         start = time.perf_counter()
-        test = SplitArrays(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
+        test = SplitArrays(name, "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
         metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),
-                        interventional_points=self.args.interventional_points, seed=seed, show_progress=False)
+                        interventional_points=self.args.interventional_points, random_state=seed, show_progress=False)
         return {**self.common(name, model, seed), **metrics, **extra, "seconds": trained,
                 "seconds_scoring": time.perf_counter() - start}
-
-
-def _cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
-
-
-def machine() -> dict:
-    """The machine a run trained on: CPU model, cores, and native bfloat16 support."""
-    name = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.M)
-    return {"cpu": name.group(1).strip() if name else platform.processor() or platform.machine(),
-            "cores": os.cpu_count(), "native_bfloat16": bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", _cpuinfo()))}
 
 
 def discriminator_dtype(choice: str) -> str | None:
@@ -269,14 +236,6 @@ def plan(args) -> list[tuple[str, str, int]]:
 
 
 # ------------------------------------------------------------------- report
-def _mean_std(values, digits: int = 3) -> str:
-    """``mean ± sample standard deviation`` (ddof 1), or the one value."""
-    values = np.asarray(values, dtype=float)
-    if values.size > 1:
-        return f"{values.mean():.{digits}f} ± {values.std(ddof=1):.{digits}f}"
-    return f"{values.mean():.{digits}f}"
-
-
 def table1(records: list[dict]) -> list[str]:
     lines = [
         "| dataset | train | epochs | restarts | purity | coverage | H-error | H-error (tree edit) | paths recovered |",
@@ -288,8 +247,8 @@ def table1(records: list[dict]) -> list[str]:
         h = [r["h_error"] for r in rows]
         found = Counter(f"{r['paths_recovered']} of {r['true_paths']}" for r in rows)
         lines.append(
-            f"| {name} | {train:,} | {epochs} | {len(rows)} | {_mean_std([r['purity'] for r in rows])} | "
-            f"{_mean_std([r['coverage'] for r in rows])} | {np.mean(h):.1f} (max {max(h)}) | "
+            f"| {name} | {train:,} | {epochs} | {len(rows)} | {mean_std([r['purity'] for r in rows])} | "
+            f"{mean_std([r['coverage'] for r in rows])} | {np.mean(h):.1f} (max {max(h)}) | "
             f"{np.mean([r['h_error_tree_edit'] for r in rows]):.1f} | "
             + ", ".join(f"{k} ({v}x)" for k, v in found.most_common()) + " |"
         )
@@ -311,7 +270,7 @@ def fig3_table(records: list[dict]) -> list[str]:
         for m, field in [(m, "r4c") for m in models] + [("COFHAE", "r4")]:
             rows = [r for r in model_runs if (r["dataset"], r["train_size"], r["epochs"], r["model"])
                     == (name, train, epochs, m)]
-            cells.append(_mean_std([r[field] for r in rows]) if rows else "-")
+            cells.append(mean_std([r[field] for r in rows]) if rows else "-")
         lines.append(f"| {name} | {train:,} | {epochs} | " + " | ".join(cells) + " |")
     return lines
 
@@ -359,14 +318,12 @@ def figure(records: list[dict], path: Path) -> bool:
 def render(out: Path) -> None:
     records = load_records(out)
     page = out.with_suffix(".md")
-    notes = ""
-    if page.exists() and NOTES_MARK in page.read_text():
-        notes = page.read_text().split(NOTES_MARK, 1)[1]
+    notes = kept_notes(page, "")
     png = out.with_name(out.stem + "_r4c.png")
     lines = [
         "# Ross & Doshi-Velez (2021), a partial reproduction: Table 1 and Fig. 3",
         "",
-        "`python benchmarks/ross2021.py` (resumes; `--help` for the options); records in `ross2021.json`.",
+        "`python -m benchmarks.ross2021` (resumes; `--help` for the options); records in `ross2021.json`.",
         "Smooth autoencoder, MIMOSA, COFHAE and the baselines as in the paper (section 7, appendix A):",
         "50 epochs, batch 256, Adam 1e-3 / 10 at 50% / 100 at 75% of the steps, the registered splits",
         "(90,000 / 10,000 Chopsticks, 54,000 / 6,000 Spaceshapes). Runs with other sizes say so in their rows.",

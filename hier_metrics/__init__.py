@@ -20,6 +20,8 @@ no information to recover: R^4, R^4_c, DCI, MIG and SAP leave it out of their me
 report it as NaN wherever they return per-factor values, and raise ``ValueError``
 when every factor is constant.
 """
+from hier_metrics._univariate import random_splits
+from hier_metrics._validation import MAX_AUTO_CATEGORIES
 from hier_metrics.dci import dci, dci_from_importance, dci_split, dci_split_from_importance, importance_matrix
 from hier_metrics.evaluate import evaluate, evaluate_arrays
 from hier_metrics.interventional import beta_vae_score, factor_vae_score
@@ -30,6 +32,7 @@ from hier_metrics.r4 import r4, r4_matrix, r4c
 from hier_metrics.sap import sap, sap_matrix
 
 __all__ = [
+    "MAX_AUTO_CATEGORIES",
     "beta_vae_score",
     "coverage",
     "dci",
@@ -47,6 +50,7 @@ __all__ = [
     "r4",
     "r4_matrix",
     "r4c",
+    "random_splits",
     "sap",
     "sap_matrix",
 ]

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import hier_models
+from benchmarks.reference.mimosa_pointwise import fit_mimosa_pointwise, pointwise_components
+from benchmarks.reference.synthetic import embedded_chopsticks
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics.paths import coverage, h_error, purity
 from hier_models import PAPER_SETTINGS, fit_mimosa, mimosa, paper_settings
@@ -17,9 +19,7 @@ from hier_models._mimosa._geometry import (
     nearest_neighbors,
     tangent_similarity,
 )
-from hier_models._mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
 from hier_models._mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
-from hier_models._mimosa.synthetic import embedded_chopsticks
 
 
 # --------------------------------------------------------------------------- data
