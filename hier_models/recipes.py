@@ -221,14 +221,11 @@ def _grid_record(fit, grid: Mapping) -> list[dict]:
                  selected=r is fit.run) for point, r in zip(grid_points(grid), fit.runs)]
 
 
-def _check_grid(model_name: str, grid: Mapping | None, options: Mapping) -> None:
-    if grid is None:
-        return
-    if model_name != HIERARCHICAL:
+def _check_grid(model_name: str, grid: Mapping | None) -> None:
+    """Only the whole method has a grid (:func:`hier_models.fit_hierarchical` checks the
+    grid against the options)."""
+    if grid is not None and model_name != HIERARCHICAL:
         raise SettingsError(f"a grid selects COFHAE's hyperparameters; {model_name} has no grid")
-    clash = sorted(set(grid) & set(options))
-    if clash:
-        raise SettingsError(f"the grid varies {', '.join(grid)}; drop the options {', '.join(clash)}")
 
 
 def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size, seed, show_progress, grid, scope,
@@ -306,7 +303,7 @@ def train(
     except ValueError as err:
         raise SettingsError(str(err)) from err
     options = check_options(model_name, options or {})
-    _check_grid(model_name, grid, options)
+    _check_grid(model_name, grid)
     for what, value in (("epochs", epochs), ("batch size", batch_size)):
         if value < 1:
             raise SettingsError(f"{what} must be at least 1, got {value}")
