@@ -19,6 +19,11 @@ The result dicts of :func:`r4`, :func:`r4c`, :func:`dci`, :func:`mig`, :func:`sa
 no information to recover: R^4, R^4_c, DCI, MIG and SAP leave it out of their means,
 report it as NaN wherever they return per-factor values, and raise ``ValueError``
 when every factor is constant.
+
+One orientation: every function takes the ground truth first (``factors``, then
+``codes``), and every matrix it returns is factors x codes (:func:`r4_matrix`,
+:func:`importance_matrix`, :func:`sap_matrix`, ``mig.discrete_mutual_info``), as do
+:func:`dci_from_importance` and :func:`dci_split_from_importance` take it.
 """
 from hier_metrics._univariate import random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES
