@@ -341,7 +341,7 @@ def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys,
 
 
 def test_the_models_core_imports_neither_metrics_nor_matplotlib():
-    """Only hier_models.cli scores and draws: `import hier_models` works with matplotlib
+    """The models import no metrics until asked: `import hier_models` works with matplotlib
     unavailable (Keras, which tries it, does without) and loads no hier_metrics."""
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"
