@@ -30,7 +30,7 @@ from sklearn.model_selection import KFold, cross_val_score
 import hier_datasets
 from benchmarks.ross2021 import PAPER_DATASETS, REFERENCE_DATASETS, as_float, cache_stem, kept_model, registered_sizes, split
 from hier_datasets.hierarchy import Hierarchy
-from hierbench.training import load_model
+from hierbench.models import load_model
 
 #: below this many observations a path's R^2 is not reported
 MIN_ROWS = 30

@@ -8,8 +8,8 @@ from hier_models.recipes import code_hierarchy, encode, score
 from hierbench.datasets import load_split, prepare, resolve_dataset
 from hierbench.errors import CommandError
 from hierbench.files import check_writable, write_json
+from hierbench.models import load_model, training_record
 from hierbench.scoring import check_codes, load_codes, load_hierarchy
-from hierbench.training import load_model, training_record
 
 __all__ = ["evaluate"]
 

@@ -1,5 +1,5 @@
 """The main job, ``hierbench run``: build, train, score and report into a run folder
-(:mod:`hierbench.runs`); :data:`DEFAULT_RUN` is the embedded default benchmark."""
+(:mod:`hierbench.run_folders`); :data:`DEFAULT_RUN` is the embedded default benchmark."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,9 +18,9 @@ from hierbench import options as model_options
 from hierbench.datasets import DatasetRef, load_split, prepare, resolve_dataset
 from hierbench.errors import CommandError
 from hierbench.files import check_writable, write_json, write_npy
+from hierbench.models import save_training, train
 from hierbench.report import report_run
-from hierbench.runs import RECORD, model_folder, write_data
-from hierbench.training import save_training, train
+from hierbench.run_folders import RECORD, model_folder, write_data
 
 __all__ = ["DEFAULT_RUN", "KERNEL_VARIABLES", "RunSettings", "environment", "run"]
 

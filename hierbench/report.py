@@ -8,7 +8,7 @@ from typing import Mapping
 from hierbench.figures import png_bytes, run_figures
 from hierbench.files import check_writable, write_atomic, write_json
 from hierbench.pages import html_page, markdown_page
-from hierbench.runs import load_run, read_record
+from hierbench.run_folders import load_run, read_record
 
 __all__ = ["report_run", "write_report"]
 

@@ -175,7 +175,7 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(data_dir, tmp_p
 
 
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
-    from hierbench import options, training
+    from hierbench import models, options
 
     monkeypatch.setattr(options, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
     out = tmp_path / "grid"
@@ -193,7 +193,7 @@ def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, cap
     assert chosen["assignment_loss"] == min(r["assignment_loss"] for r in grid)
     chosen_point = chosen["hyperparameters"]
     assert settings["selected"] == f"tau={chosen_point['tau']:g} lambda_tc={chosen_point['lambda_tc']:g}"
-    saved = training.load_model(out)
+    saved = models.load_model(out)
     assert (saved.tau, saved.lambda_tc) == (chosen["hyperparameters"]["tau"], chosen["hyperparameters"]["lambda_tc"])
     printed = capsys.readouterr().out
     assert f"grid of 4 COFHAE runs; selected {settings['selected']}" in printed

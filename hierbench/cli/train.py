@@ -10,7 +10,7 @@ from hierbench import options
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
 from hierbench.datasets import load_split, prepare, resolve_dataset
 from hierbench.files import check_writable
-from hierbench.training import save_training, train
+from hierbench.models import save_training, train
 
 __all__ = ["register"]
 

@@ -29,7 +29,7 @@ from hier_models.splits import SplitArrays
 from hierbench.errors import CommandError
 from hierbench.figures import RunEntry
 from hierbench.files import write_npz
-from hierbench.training import load_model
+from hierbench.models import load_model
 
 __all__ = ["RECORD", "data_file", "load_run", "model_folder", "read_record", "write_data"]
 
