@@ -15,15 +15,23 @@ imported):
   results), :data:`MIMOSA_DEFAULTS`, :data:`PAPER_SETTINGS` and
   :func:`paper_settings` (the paper's ``initial_dim`` and MIMOSA options of a
   dataset) come from the private subpackage ``hier_models._mimosa``. MIMOSA
-  raises :class:`NoHierarchyFound` (a ``ValueError``) when no component of the codes survives its size filters.
-
-The ``hierbench`` command line is the app package :mod:`hierbench`, on top of this
-one; nothing here imports it or matplotlib.
+  raises :class:`NoHierarchyFound` (a ``ValueError``) when no component of the
+  codes survives its size filters.
 
 Each has ``encode(x) -> np.ndarray`` (posterior means) and reports its loss terms as
 Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
 :func:`build_ladder`) are public for reuse; :func:`pipeline` makes the TFDS input
 pipeline (imported on first use, as it loads TensorFlow Datasets).
+
+Training and scoring without the command line: :mod:`hier_models.registry` (the
+models by name, :data:`MODELS`), :mod:`hier_models.training` (the paper's schedule on
+numpy arrays), :mod:`hier_models.protocols` (the Boxhead paper's protocol),
+:mod:`hier_models.splits` (a built split as arrays), :mod:`hier_models.recipes`
+(``train`` a registered model with its protocol, ``score`` codes with every metric;
+it imports :mod:`hier_metrics`, which ``import hier_models`` does not) and
+:class:`FitProgress` (:mod:`hier_models.progress`). The ``hierbench`` command line is
+the app package :mod:`hierbench`, on top of this one; nothing here imports it or
+matplotlib.
 """
 
 # _dependencies first: one clear ImportError where the light install lacks TensorFlow
