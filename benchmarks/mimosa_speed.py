@@ -1,10 +1,10 @@
 """MIMOSA speed: the batched implementation against a point-by-point one.
 
-Codes: smoothly embedded Chopsticks (``hier_models._mimosa.synthetic``), standing in
+Codes: smoothly embedded Chopsticks (``benchmarks.reference.synthetic``), standing in
 for the initial Softplus autoencoder, with the paper's initial dimensionality.
 
 - 10,000 points of 4-D codes (depth-2 ``either``): ours (``fit_mimosa``) and the
-  straightforward version (``hier_models._mimosa._pointwise``: one local SVD, one
+  straightforward version (``benchmarks.reference.mimosa_pointwise``: one local SVD, one
   similarity, one edge test at a time, contagion from a stack), same neighbours and
   same rules, step by step. The two must return the same hierarchy and assignments.
 - 90,000 points (depth-2 ``either``, 4-D, and ``both``, 5-D): ours alone, with the
@@ -120,12 +120,12 @@ def markdown(report: dict) -> str:
         "`python -m benchmarks.mimosa_speed` (one BLAS thread; shared machine, 1-minute load",
         f"average {load_before[0]:.1f} before and {report['load_average_after'][0]:.1f} after on "
         f"{report['cpus']} cores). Codes: smoothly embedded Chopsticks "
-        "(`hier_models._mimosa.synthetic.embedded_chopsticks`).",
+        "(`benchmarks.reference.synthetic.embedded_chopsticks`).",
         "",
         f"## {small['points']:,} points of {small['dims']}-D codes ({small['dataset']})",
         "",
         "Batched (`fit_mimosa`, best of 3) against the point-by-point version of the same steps",
-        f"(`hier_models._mimosa._pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
+        f"(`benchmarks.reference.mimosa_pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
         "",
         "| step | batched (s) | point by point (s) | speed-up |",
         "|---|---:|---:|---:|",
