@@ -35,11 +35,11 @@ demo: setup
 	$(BIN)/hierbench run
 
 bench: setup
-	$(BIN)/python benchmarks/generation.py
-	$(BIN)/python benchmarks/metrics_speed.py
-	$(BIN)/python benchmarks/mimosa_speed.py
-	$(BIN)/python benchmarks/boxhead_speed.py
-	$(BIN)/python benchmarks/models_throughput.py
+	$(BIN)/python -m benchmarks.generation
+	$(BIN)/python -m benchmarks.metrics_speed
+	$(BIN)/python -m benchmarks.mimosa_speed
+	$(BIN)/python -m benchmarks.boxhead_speed
+	$(BIN)/python -m benchmarks.models_throughput
 
 clean:
 	rm -rf $(VENV) build *.egg-info

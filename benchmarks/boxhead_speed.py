@@ -17,7 +17,7 @@ time and images per CPU second of the measuring process (the latter is what a co
 delivers when the machine is busy with other work).
 Results go to ``docs/results/boxhead_speed.json`` and ``.md``::
 
-    python benchmarks/boxhead_speed.py [--images 5000] [--naive-images 100] [--build 5000]
+    python -m benchmarks.boxhead_speed [--images 5000] [--naive-images 100] [--build 5000]
 """
 from __future__ import annotations
 
@@ -36,10 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.study import RESULTS
 from hier_datasets.boxhead import Boxhead, workers
 from hier_datasets.boxhead import scene as boxhead_scene
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 #: timings of ours are the best of this many runs (the machine may be shared)
 REPEATS = 3
 
@@ -229,7 +229,7 @@ def markdown(r: dict, parts: int) -> str:
     lines = [
         "# Boxhead rendering speed",
         "",
-        f"`python benchmarks/boxhead_speed.py --images {r['images']} --naive-images {r['naive_images']} "
+        f"`python -m benchmarks.boxhead_speed --images {r['images']} --naive-images {r['naive_images']} "
         f"--build {r['build_train_images']}`; "
         f"{m['cores_available']} cores available (1-minute load {m['load_average_1min']} at the end), "
         f"{m['render_window']} on {m['opengl']}, LP_NUM_THREADS={m['LP_NUM_THREADS']}; "

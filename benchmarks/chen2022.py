@@ -19,7 +19,7 @@ code), encodes the evaluation split and scores it:
   conditional prior, at one sample of the layers above).
 
 The data are the registered splits as the TFDS builder draws them (the factors of
-:func:`hier_datasets.builder.split_factors`, images rendered by
+:func:`hier_datasets.generation.split_factors`, images rendered by
 ``hier_datasets.ground_truth``'s worker processes: Mesa and TensorFlow never share a
 process), cut to ``--train-size`` / ``--eval-size``.
 
@@ -28,14 +28,13 @@ rerun skips the runs it holds, so the study resumes) and the page
 ``docs/results/chen2022.md`` with the paper's box plots. On a GPU, training runs in
 mixed precision (bfloat16 hidden layers, float32 codes and losses) with XLA.
 
-    python benchmarks/chen2022.py --measure-throughput --capacities small
-    python benchmarks/chen2022.py --betas 1 5 --capacities small --seeds 0 --minutes 20
-    python benchmarks/chen2022.py                      # the paper's 480 runs (GPUs)
+    python -m benchmarks.chen2022 --measure-throughput --capacities small
+    python -m benchmarks.chen2022 --betas 1 5 --capacities small --seeds 0 --minutes 20
+    python -m benchmarks.chen2022                      # the paper's 480 runs (GPUs)
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -47,36 +46,25 @@ import numpy as np
 import hier_datasets
 import hier_metrics
 import hier_models
-from hier_datasets.builder import split_factors
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, mean_std, write_records
+from hier_datasets.generation import split_factors
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import protocols
 from hier_models.architectures import CAPACITIES
-from hier_models.cli.files import write_atomic
-from hier_models.cli.training import FitProgress
+from hier_models.progress import FitProgress
+from hier_models.recipes import factor_groups
+from hier_models.registry import LADDERS
+from hier_models.training import training_dataset
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 DATASETS = ("boxhead/boxhead1", "boxhead/boxhead2", "boxhead/boxhead3")
-MODELS = protocols.MODELS
+MODELS = protocols.STUDY_MODELS
 BETAS = (1.0, 5.0, 10.0, 20.0)
 SEEDS = (0, 1, 2, 3, 4)
 LABELS = {"VAE": "beta-VAE", "BetaTCVAE": "beta-TCVAE", "ProVLAE": "pro-VLAE", "ProLVAE": "pro-LVAE"}
-LADDERS = ("ProVLAE", "ProLVAE")
-#: the page keeps everything below this line when it is redrawn
-NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 KEY = ("dataset", "model", "beta", "capacity", "seed", "steps", "train_size", "eval_size", "batch_size")
 
 
 # ------------------------------------------------------------------ records
-def load_records(path: Path) -> list[dict]:
-    return json.loads(path.read_text()) if path.exists() else []
-
-
-def write_records(path: Path, records: list[dict]) -> None:
-    """Write the JSON list at ``path`` atomically (write, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(records, indent=1) + "\n")
-
-
 def key(record: dict) -> tuple:
     return tuple(record[k] for k in KEY)
 
@@ -130,14 +118,10 @@ class Data:
         return self._splits
 
 
-def factor_groups(gt) -> dict:
-    meta = gt.metadata()
-    return {"macro": list(meta["macro_factors"]), "micro": list(meta["micro_factors"])}
-
-
 def build_model(model: str, beta: float, capacity: str, seed: int, steps: int, train_size: int):
+    """``model`` under the paper's protocol (:func:`hier_models.protocols.boxhead_protocol`)."""
     cls = hier_models.MODELS[model]
-    options = protocols.boxhead_settings(model, capacity, steps)
+    options = protocols.boxhead_protocol(model, {"capacity": capacity}, latent_dim=None, training_steps=steps)
     if model == "BetaTCVAE":
         options["dataset_size"] = train_size
     return cls((64, 64, 3), beta=float(beta), random_state=seed, **options)
@@ -153,8 +137,6 @@ def protocol_fields(model) -> dict:
 
 
 def _dataset(images: np.ndarray, batch_size: int, seed: int, repeat: bool):
-    from hier_models.hierarchical import training_dataset
-
     ds = training_dataset(images, None, batch_size, seed, shuffle=repeat, scale=1 / 255)
     return ds.repeat() if repeat else ds
 
@@ -286,10 +268,6 @@ def box_plots(records: list[dict], metrics: dict, path: Path) -> bool:
     return True
 
 
-def _mean_std(values) -> str:
-    return f"{np.mean(values):.3f} ± {np.std(values):.3f}" if len(values) > 1 else f"{values[0]:.3f}"
-
-
 def results_table(records: list[dict]) -> list[str]:
     lines = ["| dataset | model | capacity | beta | runs | steps | DCI macro | DCI micro | ELBO (nats) | dead codes |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -300,9 +278,9 @@ def results_table(records: list[dict]) -> list[str]:
         steps = sorted({r["steps"] for r in rows})
         lines.append(
             f"| {dataset.split('/')[1]} | {LABELS[MODELS[m]]} | {capacity} | {beta:g} | {len(rows)} | "
-            f"{', '.join(map(str, steps))} | {_mean_std([r['dci_macro_disentanglement'] for r in rows])} | "
-            f"{_mean_std([r['dci_micro_disentanglement'] for r in rows])} | {_mean_std([r['elbo'] for r in rows])} | "
-            f"{_mean_std([r['dead_codes'] for r in rows])} |")
+            f"{', '.join(map(str, steps))} | {mean_std([r['dci_macro_disentanglement'] for r in rows])} | "
+            f"{mean_std([r['dci_micro_disentanglement'] for r in rows])} | {mean_std([r['elbo'] for r in rows])} | "
+            f"{mean_std([r['dead_codes'] for r in rows])} |")
     return lines
 
 
@@ -348,13 +326,11 @@ def render(out: Path) -> None:
     records = load_records(out)
     rates = load_records(throughput_path(out))
     page = out.with_suffix(".md")
-    notes = ""
-    if page.exists() and NOTES_MARK in page.read_text():
-        notes = page.read_text().split(NOTES_MARK, 1)[1]
+    notes = kept_notes(page, "")
     lines = [
         "# Chen et al. (2022), the Boxhead study: Fig. 2 and 3",
         "",
-        f"`python benchmarks/chen2022.py` (resumes; `--help` for the options); records in `{out.name}`.",
+        f"`python -m benchmarks.chen2022` (resumes; `--help` for the options); records in `{out.name}`.",
         "beta-VAE, beta-TCVAE, pro-VLAE and pro-LVAE under the paper's protocol (section 5, appendix B):",
         "12 latents (ladders 3 x 4), the small / large networks of tables 1-4, the single-layer KL weight",
         "annealed down from 200 to beta over 10,000 steps, the ladders' top layer from 150 over 5,000 and",

@@ -29,8 +29,8 @@ test sets: the registered test split and 5,000 fresh series drawn as
 a fourth factor. Each finished run is appended to ``docs/results/cofhae_ablation.json``
 and a rerun skips the runs already there.
 
-    python benchmarks/cofhae_ablation.py                           # 3 seeds, 10 COFHAE epochs
-    python benchmarks/cofhae_ablation.py --cofhae-epochs 50 --seeds 0 --variants paper before
+    python -m benchmarks.cofhae_ablation                           # 3 seeds, 10 COFHAE epochs
+    python -m benchmarks.cofhae_ablation --cofhae-epochs 50 --seeds 0 --variants paper before
 """
 from __future__ import annotations
 
@@ -43,15 +43,17 @@ from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import NOTES_MARK, RESULTS, Study, append_record, as_float, load_records, machine, mean_std
-from ross2021_speed import seconds_per_step
 
 import hier_datasets
 import hier_metrics
+from benchmarks.ross2021 import Study, as_float
+from benchmarks.ross2021_speed import seconds_per_step
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
 from hier_models import COFHAE
 from hier_models.adversarial import default_discriminator_optimizer
 from hier_models.cofhae import targets_from_assignments
-from hier_models.hierarchical import train_cofhae, training_dataset
+from hier_models.hierarchical import train_cofhae
+from hier_models.training import training_dataset
 
 #: variant -> (COFHAE options, whether the discriminator uses FactorVAE's Adam)
 VARIANTS = {
@@ -141,7 +143,7 @@ def speed_table(path: Path) -> list[str]:
     lines = [
         "## What each lever saves",
         "",
-        f"`python benchmarks/cofhae_ablation.py --time-steps {timing['timed_steps']}`: COFHAE steps (batch 256) on "
+        f"`python -m benchmarks.cofhae_ablation --time-steps {timing['timed_steps']}`: COFHAE steps (batch 256) on "
         f"{timing['dataset']}, restart {timing['seed']}'s MIMOSA targets, best of {timing['windows']} alternating "
         f"windows of {timing['timed_steps']} steps; {m['cpu']}, {m['cores']} cores, native bfloat16: "
         f"{'yes' if m['native_bfloat16'] else 'no'} (the cores were shared with other work; the windows alternate "
@@ -157,11 +159,11 @@ def speed_table(path: Path) -> list[str]:
 def render(out: Path) -> None:
     records = load_records(out)
     page = out.with_suffix(".md")
-    notes = page.read_text().split(NOTES_MARK, 1)[1] if page.exists() and NOTES_MARK in page.read_text() else "\n"
+    notes = kept_notes(page)
     lines = [
         "# COFHAE ablation: what moved R4c on depth-2 Chopsticks",
         "",
-        "`python benchmarks/cofhae_ablation.py` (resumes; `--help`); records in `cofhae_ablation.json`.",
+        "`python -m benchmarks.cofhae_ablation` (resumes; `--help`); records in `cofhae_ablation.json`.",
         "Each seed's variants share one smooth autoencoder and MIMOSA run (50 epochs, the registered",
         "90,000-series training split); R4c as mean ± standard deviation over the seeds listed.",
         "",

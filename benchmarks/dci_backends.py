@@ -15,13 +15,12 @@ The code: each factor standardised, squashed by ``tanh``, with Gaussian noise (0
 two pure-noise dimensions, then 30% of a random rotation mixed in, so that neither D
 nor C is near 0 or 1.
 
-    python benchmarks/dci_backends.py            # results in docs/results/dci_backends.{json,md}
+    python -m benchmarks.dci_backends            # results in docs/results/dci_backends.{json,md}
 """
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 
@@ -29,8 +28,8 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics as hm
+from benchmarks.study import RESULTS, machine
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 DATASETS = ([f"chopsticks/depth{d}_{v}" for d in (2, 3) for v in ("inter", "slope", "both", "either")]
             + ["spaceshapes", "boxhead/boxhead1", "boxhead/boxhead2", "boxhead/boxhead3"])
 
@@ -56,12 +55,12 @@ def disentanglement_lib_dci(train_f, train_z, test_f, test_z, categorical) -> di
     factors) on the test points."""
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 
-    importance = np.zeros((train_z.shape[1], train_f.shape[1]))
+    importance = np.zeros((train_f.shape[1], train_z.shape[1]))  # factors x codes
     for j in range(train_f.shape[1]):
         model = GradientBoostingClassifier() if categorical[j] else GradientBoostingRegressor()
         y = train_f[:, j].astype(np.int64) if categorical[j] else train_f[:, j]
         model.fit(train_z, y)
-        importance[:, j] = np.abs(model.feature_importances_)
+        importance[j] = np.abs(model.feature_importances_)
         model.score(test_z, test_f[:, j].astype(np.int64) if categorical[j] else test_f[:, j])
     return hm.dci_from_importance(importance)
 
@@ -91,12 +90,12 @@ def agreement(name: str, n: int) -> dict:
         imp = hm.importance_matrix(f, z, categorical=categorical, backend=backend, random_state=0)
         seconds = time.perf_counter() - start
         varying = np.flatnonzero(~np.isnan(imp["informativeness_test"]))
-        scores = hm.dci_from_importance(imp["importance"][:, varying])
-        rows[backend] = {"importance": imp["importance"][:, varying], "seconds": seconds,
+        scores = hm.dci_from_importance(imp["importance"][varying])
+        rows[backend] = {"importance": imp["importance"][varying], "seconds": seconds,
                          "D": scores["disentanglement"], "C": scores["completeness"],
                          "I": float(np.mean(imp["informativeness_test"][varying]))}
     a, b = rows["sklearn"], rows["lightgbm"]
-    return {"dataset": name, "points": n, "factors": int(a["importance"].shape[1]),
+    return {"dataset": name, "points": n, "factors": int(a["importance"].shape[0]),
             "importance_max_difference": float(np.abs(a["importance"] - b["importance"]).max()),
             **{f"{k}_{backend}": rows[backend][k] for k in ("D", "C", "I", "seconds") for backend in rows}}
 
@@ -106,7 +105,7 @@ def render(report: dict, page: Path) -> None:
     lines = [
         "# DCI backends: LightGBM against disentanglement_lib's boosted trees",
         "",
-        f"`python benchmarks/dci_backends.py`: {report['machine']}, one thread per fit, cores shared with other work.",
+        f"`python -m benchmarks.dci_backends`: {report['machine']}, one thread per fit, cores shared with other work.",
         "",
         f"Speed ({s['dataset']}, {s['points']:,} points, best of {report['repeats']} alternating runs): "
         f"disentanglement_lib's procedure {s['seconds']['disentanglement_lib']:.1f} s, "
@@ -140,7 +139,8 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", type=Path, default=RESULTS / "dci_backends.json")
     args = parser.parse_args(argv)
-    report = {"machine": platform.processor() or platform.machine(), "repeats": args.repeats,
+    m = machine()
+    report = {"machine": f"{m['cpu']}, {m['cores']} cores", "repeats": args.repeats,
               "agreement_points": args.agreement_points, "speed": speed("chopsticks/depth2_either", args.repeats),
               "agreement": []}
     print(f"speed: {report['speed']['ratio']:.1f}x", flush=True)

@@ -20,8 +20,8 @@ table of the other part is kept from the last run when only one part runs
 (``--skip-generators``). Results go to ``docs/results/generation.json`` and
 ``docs/results/generation.md``.
 
-    python benchmarks/generation.py
-    python benchmarks/generation.py --skip-generators --boxhead-build --beam-workers 2
+    python -m benchmarks.generation
+    python -m benchmarks.generation --skip-generators --boxhead-build --beam-workers 2
 """
 from __future__ import annotations
 
@@ -42,10 +42,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hier_datasets  # noqa: E402
+from benchmarks.study import RESULTS  # noqa: E402
 from hier_datasets.chopsticks import level_start  # noqa: E402
 from hier_datasets.spaceshapes import render  # noqa: E402
-
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
 def chopsticks_per_sample(n: int, depth: int, rng: np.random.Generator) -> np.ndarray:
@@ -166,7 +165,7 @@ def render_page(report: dict) -> str:
         "",
         "## Vectorised generators (one core)",
         "",
-        "`python benchmarks/generation.py`: ours (vectorised) and a per-sample Python",
+        "`python -m benchmarks.generation`: ours (vectorised) and a per-sample Python",
         "implementation of the same process, side by side in one run.",
         "",
         "| dataset | samples | ours: seconds | ours: samples/s | per-sample: samples/s | speed-up |",
@@ -189,7 +188,7 @@ def render_page(report: dict) -> str:
             "",
             "## Building Boxhead: plain and on Apache Beam",
             "",
-            f"`python benchmarks/generation.py --skip-generators --boxhead-build --beam-workers {b['beam_workers']}`:",
+            f"`python -m benchmarks.generation --skip-generators --boxhead-build --beam-workers {b['beam_workers']}`:",
             f"the TFDS build of `{b['dataset']}` ({b['images']:,} images: {b['split_sizes']['train']:,} train, "
             f"{b['split_sizes']['test']:,} test) into",
             f"a fresh data dir, on {b['cores']} cores, run with `nice` while a long background study",
@@ -247,17 +246,17 @@ def main() -> None:
     parser.add_argument("--beam-workers", type=int, default=2)
     parser.add_argument("--data-dir", default=None, help="keep the two builds here (default: a temporary folder)")
     args = parser.parse_args()
-    previous = json.loads((OUT / "generation.json").read_text()) if (OUT / "generation.json").exists() else {}
+    previous = json.loads((RESULTS / "generation.json").read_text()) if (RESULTS / "generation.json").exists() else {}
     report = {"machine": platform.processor() or platform.machine(), "threads": 1}
     report["results"] = previous.get("results", []) if args.skip_generators else generator_results()
     if args.boxhead_build:
         report["boxhead_build"] = boxhead_build(args.boxhead_config, args.beam_workers, args.data_dir)
     elif "boxhead_build" in previous:
         report["boxhead_build"] = previous["boxhead_build"]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "generation.json").write_text(json.dumps(report, indent=2) + "\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "generation.json").write_text(json.dumps(report, indent=2) + "\n")
     page = render_page(report)
-    (OUT / "generation.md").write_text(page)
+    (RESULTS / "generation.md").write_text(page)
     print(page)
 
 

@@ -20,9 +20,9 @@ ground-truth-data interface. ``--inputs DIR`` saves every case's arrays (and the
 train/test rows our DCI and SAP use) as ``DIR/<family>__<case>.npz`` so that the
 authors' functions can be fed identical arrays.
 
-    python benchmarks/metrics_agreement.py                  # ours, then the table
-    python benchmarks/metrics_agreement.py --inputs DIR     # also save the inputs
-    python benchmarks/metrics_agreement.py --markdown-only  # re-render from the JSON
+    python -m benchmarks.metrics_agreement                  # ours, then the table
+    python -m benchmarks.metrics_agreement --inputs DIR     # also save the inputs
+    python -m benchmarks.metrics_agreement --markdown-only  # re-render from the JSON
 """
 from __future__ import annotations
 
@@ -35,24 +35,19 @@ import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import numpy as np  # noqa: E402
 
 import hier_datasets  # noqa: E402
 import hier_metrics as hm  # noqa: E402
+from benchmarks.study import RESULTS  # noqa: E402
 from hier_datasets import Categorical, Group, Hierarchy  # noqa: E402
-from hier_metrics._univariate import random_splits  # noqa: E402
-from hier_metrics._validation import MAX_AUTO_CATEGORIES  # noqa: E402
+from hier_metrics import MAX_AUTO_CATEGORIES, random_splits  # noqa: E402
 
-OUT = ROOT / "docs" / "results"
-JSON_PATH = OUT / "metrics_agreement.json"
+JSON_PATH = RESULTS / "metrics_agreement.json"
 
 N_ROWS = 2000  #: rows of every array case
 METRIC_SEED = 0  #: random_state of every metric call (ours), and the authors' seeds
@@ -235,7 +230,7 @@ def case_arrays(name: str, process, index: int) -> dict:
         factor_cat = np.asarray(process.hierarchy.is_categorical)
     else:
         active = np.ones(factors.shape, dtype=bool)
-        code_h = Hierarchy(Group(tuple(f"z{j}" for j in range(codes.shape[1]))))
+        code_h = Hierarchy.flat(codes.shape[1])
         codes_ours = codes
         factor_cat = np.array([m > 0 for m in process.levels])
     train, test = next(random_splits(N_ROWS, 1, DCI_TEST_SIZE, np.random.default_rng(METRIC_SEED)))
@@ -651,7 +646,7 @@ def write_markdown(report: dict) -> None:
     lines = [
         "# Agreement with the authors' implementations",
         "",
-        "`python benchmarks/metrics_agreement.py`: every `hier_metrics` metric (ours) beside the",
+        "`python -m benchmarks.metrics_agreement`: every `hier_metrics` metric (ours) beside the",
         "implementation of the authors it follows, on the same inputs. The authors' numbers come from",
         "their own code, run outside this repository on the arrays that `--inputs DIR` saves; they are",
         "stored in `metrics_agreement.json` under `reference` (sources and commits below).",
@@ -752,7 +747,7 @@ def write_markdown(report: dict) -> None:
         "",
         "## Regenerating",
         "",
-        "1. `python benchmarks/metrics_agreement.py --inputs DIR` computes our side, renders this page and",
+        "1. `python -m benchmarks.metrics_agreement --inputs DIR` computes our side, renders this page and",
         "   saves every case to `DIR/<family>__<case>.npz` (families `array`, `lsbd`, `h_error`, `paths`;",
         "   array files hold `factors`, `codes`, `factor_active`, `factor_categorical`, the code hierarchy in",
         "   the reference format, and the `train` / `test` rows of our DCI and SAP). The interventional",
@@ -761,10 +756,10 @@ def write_markdown(report: dict) -> None:
         "   `reference` section of `metrics_agreement.json` (`reference[metric][case] = {\"value\": ...}`,",
         "   with `\"nan\": true` for a NaN and `\"error\"` for an exception), with `_sources` (the commits)",
         "   and `_inputs` (`digest()` of every file's arrays, so that this page can flag stale numbers).",
-        "3. `python benchmarks/metrics_agreement.py --markdown-only` re-renders the page.",
+        "3. `python -m benchmarks.metrics_agreement --markdown-only` re-renders the page.",
         "",
     ]
-    (OUT / "metrics_agreement.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "metrics_agreement.md").write_text("\n".join(lines) + "\n")
 
 
 def main() -> None:
@@ -790,7 +785,7 @@ def main() -> None:
         "reference": previous.get("reference", {}),
     }
     print(f"total {time.perf_counter() - start:.0f} s")
-    OUT.mkdir(parents=True, exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     JSON_PATH.write_text(json.dumps(report, indent=1, default=float) + "\n")
     write_markdown(report)
 

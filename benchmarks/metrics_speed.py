@@ -24,8 +24,8 @@ Every time is the best of up to 5 runs, repeated while they take less than a sec
 in all (so calls slower than a second run once). Results go to
 ``docs/results/metrics_speed.json`` and ``docs/results/metrics_speed.md``.
 
-    python benchmarks/metrics_speed.py            # full run (a few minutes)
-    python benchmarks/metrics_speed.py --quick    # smaller sizes, to check the script
+    python -m benchmarks.metrics_speed            # full run (a few minutes)
+    python -m benchmarks.metrics_speed --quick    # smaller sizes, to check the script
 """
 from __future__ import annotations
 
@@ -37,13 +37,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import numpy as np  # noqa: E402
 import scipy.stats  # noqa: E402
@@ -52,10 +47,9 @@ from sklearn.metrics import mutual_info_score, r2_score  # noqa: E402
 
 import hier_datasets  # noqa: E402
 import hier_metrics as hm  # noqa: E402
-from hier_metrics._univariate import random_splits  # noqa: E402
-from hier_metrics.interventional import _Sampler  # noqa: E402
-
-OUT = ROOT / "docs" / "results"
+from benchmarks.study import RESULTS  # noqa: E402
+from hier_metrics import random_splits  # noqa: E402
+from hier_metrics.interventional import FactorSampler  # noqa: E402
 
 
 def timed(fn, *args, budget: float = 1.0, max_runs: int = 5, **kwargs):
@@ -158,7 +152,7 @@ def sap_reference(factors, codes):
 
 def factor_vae_reference(gt, encode, rng, num_train, num_eval, batch=64):
     """One vote at a time: sample, render and encode one batch per vote."""
-    sampler = _Sampler(gt, rng)
+    sampler = FactorSampler(gt, rng)
     reps = encode(gt.observations_from_factors(gt.sample_factors(10000, rng), rng))
     global_var = np.var(reps, axis=0, ddof=1)
     active = np.sqrt(global_var) >= 0.05
@@ -182,7 +176,7 @@ def factor_vae_reference(gt, encode, rng, num_train, num_eval, batch=64):
 def beta_vae_reference(gt, encode, rng, num_train, num_eval, batch=64):
     from sklearn.linear_model import LogisticRegression
 
-    sampler = _Sampler(gt, rng)
+    sampler = FactorSampler(gt, rng)
 
     def points(num):
         x, y = [], []
@@ -239,7 +233,7 @@ def main() -> None:
     parser.add_argument("--markdown-only", action="store_true", help="rewrite the .md table from the saved JSON")
     args = parser.parse_args()
     if args.markdown_only:
-        write_markdown(json.loads((OUT / "metrics_speed.json").read_text()))
+        write_markdown(json.loads((RESULTS / "metrics_speed.json").read_text()))
         return
     n = 2000 if args.quick else 10000
     votes = (200, 100) if args.quick else (10000, 5000)
@@ -324,8 +318,8 @@ def main() -> None:
     if args.quick:
         return
     report = {"machine": platform.machine(), "threads": 1, "results": rows}
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "metrics_speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "metrics_speed.json").write_text(json.dumps(report, indent=2) + "\n")
     write_markdown(report)
 
 
@@ -347,7 +341,7 @@ def write_markdown(report: dict) -> None:
     lines = [
         "# Metric speed (one thread, 10,000 samples)",
         "",
-        "`python benchmarks/metrics_speed.py`: ours and a straightforward implementation of the",
+        "`python -m benchmarks.metrics_speed`: ours and a straightforward implementation of the",
         "reference method, side by side in one run, on a shared 2-core machine (timings vary by",
         "some 20% from run to run; each is the best of up to 5 runs within a second, so calls",
         "slower than a second run once). R^4 per-factor scores are compared on the same splits.",
@@ -372,7 +366,7 @@ def write_markdown(report: dict) -> None:
         "The FactorVAE and beta-VAE baselines draw their batches with the same hierarchy-aware",
         "sampler as ours, one vote at a time.",
     ]
-    (OUT / "metrics_speed.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "metrics_speed.md").write_text("\n".join(lines) + "\n")
 
 if __name__ == "__main__":
     main()

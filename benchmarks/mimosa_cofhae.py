@@ -10,8 +10,8 @@ true hierarchy's flat layout. Records:
 - ``model = "COFHAE" | "AE" | "BetaTCVAE"``: R4c and R4 of the test-set codes (the
   baselines' codes are one flat group, always active).
 
-    python benchmarks/mimosa_cofhae.py                        # the four depth-2 configs
-    python benchmarks/mimosa_cofhae.py --datasets spaceshapes --train-size 20000
+    python -m benchmarks.mimosa_cofhae                        # the four depth-2 configs
+    python -m benchmarks.mimosa_cofhae --datasets spaceshapes --train-size 20000
 
 Results go to ``docs/results/mimosa_cofhae.json`` (a list of records) and
 ``docs/results/mimosa_cofhae.md``. The defaults are smaller than the paper's
@@ -29,11 +29,12 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
+from benchmarks.study import RESULTS
+from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, paper_settings
-from hier_models.cli.scoring import flat_hierarchy
-from hier_models.hierarchical import fit_hierarchical, fit_paper_schedule
+from hier_models.hierarchical import fit_hierarchical
+from hier_models.training import fit_paper_schedule
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")]
 
 
@@ -73,7 +74,7 @@ def run_dataset(name: str, args, seed: int) -> list[dict]:
                     **scores(gt, test_f, fit.model.encode(test_x), fit.hierarchy, seed),
                     "seconds": time.perf_counter() - start})
     width = gt.hierarchy.num_dims
-    flat = flat_hierarchy(width)
+    flat = Hierarchy.flat(width)
     for label, cls, options in (("AE", AE, {}), ("BetaTCVAE", BetaTCVAE, {"beta": 5.0})):
         start = time.perf_counter()
         model = train_baseline(cls, train_x, width, args.epochs, args.batch_size, seed, **options)
@@ -91,7 +92,7 @@ def markdown(records: list[dict]) -> str:
     lines = [
         "# MIMOSA + COFHAE quality",
         "",
-        "`python benchmarks/mimosa_cofhae.py [--train-size N --epochs E --merge]`; test sets of",
+        "`python -m benchmarks.mimosa_cofhae [--train-size N --epochs E --merge]`; test sets of",
         "5,000 fresh examples of the same process; batch 256.",
         "",
         "| dataset | train | epochs | seed | MIMOSA purity | coverage | H-error | COFHAE R4c | R4 | AE R4c | R4 "
@@ -118,7 +119,7 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--out", type=Path, default=OUT / "mimosa_cofhae.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "mimosa_cofhae.json")
     parser.add_argument("--merge", action="store_true", help="keep the records of other settings already in --out")
     args = parser.parse_args(argv)
     records = []

@@ -1,10 +1,10 @@
 """MIMOSA speed: the batched implementation against a point-by-point one.
 
-Codes: smoothly embedded Chopsticks (``hier_models._mimosa.synthetic``), standing in
+Codes: smoothly embedded Chopsticks (``benchmarks.reference.synthetic``), standing in
 for the initial Softplus autoencoder, with the paper's initial dimensionality.
 
 - 10,000 points of 4-D codes (depth-2 ``either``): ours (``fit_mimosa``) and the
-  straightforward version (``hier_models._mimosa._pointwise``: one local SVD, one
+  straightforward version (``benchmarks.reference.mimosa_pointwise``: one local SVD, one
   similarity, one edge test at a time, contagion from a stack), same neighbours and
   same rules, step by step. The two must return the same hierarchy and assignments.
 - 90,000 points (depth-2 ``either``, 4-D, and ``both``, 5-D): ours alone, with the
@@ -13,7 +13,7 @@ for the initial Softplus autoencoder, with the paper's initial dimensionality.
 
 One BLAS thread. Results go to ``docs/results/mimosa_speed.json`` and ``.md``.
 
-    python benchmarks/mimosa_speed.py
+    python -m benchmarks.mimosa_speed
 """
 from __future__ import annotations
 
@@ -26,16 +26,16 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from benchmarks.reference.mimosa_pointwise import fit_mimosa_pointwise, resolved_hyperparameters  # noqa: E402
+from benchmarks.reference.synthetic import embedded_chopsticks  # noqa: E402
+from benchmarks.study import RESULTS  # noqa: E402
 from hier_metrics.paths import coverage, h_error, purity  # noqa: E402
-from hier_models._mimosa import DEFAULTS, _resolve, fit_mimosa  # noqa: E402
-from hier_models._mimosa._pointwise import fit_mimosa_pointwise  # noqa: E402
-from hier_models._mimosa.synthetic import embedded_chopsticks  # noqa: E402
+from hier_models import MIMOSA_DEFAULTS as DEFAULTS  # noqa: E402
+from hier_models import fit_mimosa  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
 STEPS = ("neighbors", "local_svd", "similarity", "build_components", "edges", "merge_components",
          "construct_hierarchy", "total")
 
@@ -54,7 +54,7 @@ def side_by_side(config: str, n: int) -> dict:
     runs = [fit_mimosa(codes) for _ in range(3)]
     ours = min(runs, key=lambda r: r.timings["total"])
     kd = min((fit_mimosa(codes, tree="kd") for _ in range(3)), key=lambda r: r.timings["total"])
-    hp = _resolve(n, codes.shape[1], dict(DEFAULTS))
+    hp = resolved_hyperparameters(n, codes.shape[1], DEFAULTS)
     start = time.perf_counter()
     slow = fit_mimosa_pointwise(codes, hp)
     slow_seconds = time.perf_counter() - start
@@ -104,9 +104,9 @@ def main() -> None:
         "large": big,
     }
     text = markdown(report)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "mimosa_speed.json").write_text(json.dumps(report, indent=2) + "\n")
-    (OUT / "mimosa_speed.md").write_text(text)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "mimosa_speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / "mimosa_speed.md").write_text(text)
     print(text)
 
 
@@ -117,15 +117,15 @@ def markdown(report: dict) -> str:
     lines = [
         "# MIMOSA speed",
         "",
-        "`python benchmarks/mimosa_speed.py` (one BLAS thread; shared machine, 1-minute load",
+        "`python -m benchmarks.mimosa_speed` (one BLAS thread; shared machine, 1-minute load",
         f"average {load_before[0]:.1f} before and {report['load_average_after'][0]:.1f} after on "
         f"{report['cpus']} cores). Codes: smoothly embedded Chopsticks "
-        "(`hier_models._mimosa.synthetic.embedded_chopsticks`).",
+        "(`benchmarks.reference.synthetic.embedded_chopsticks`).",
         "",
         f"## {small['points']:,} points of {small['dims']}-D codes ({small['dataset']})",
         "",
         "Batched (`fit_mimosa`, best of 3) against the point-by-point version of the same steps",
-        f"(`hier_models._mimosa._pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
+        f"(`benchmarks.reference.mimosa_pointwise`). Same output: {'yes' if small['same_output'] else 'NO'}.",
         "",
         "| step | batched (s) | point by point (s) | speed-up |",
         "|---|---:|---:|---:|",

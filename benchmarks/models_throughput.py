@@ -15,8 +15,8 @@ plain Keras). Datasets are built at a small size in a temporary directory unless
 ``--data-dir`` points at full builds. Results go to ``docs/results/`` as JSON and a
 Markdown table.
 
-    python benchmarks/models_throughput.py            # a few minutes on a CPU
-    python benchmarks/models_throughput.py --image-steps 10 --image-ladder boxhead_small
+    python -m benchmarks.models_throughput            # a few minutes on a CPU
+    python -m benchmarks.models_throughput --image-steps 10 --image-ladder boxhead_small
 """
 from __future__ import annotations
 
@@ -36,9 +36,8 @@ import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the builders)
 import hier_models
+from benchmarks.study import RESULTS
 from hier_models import losses
-
-RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
 
 class _BatchClock(keras.callbacks.Callback):
@@ -258,7 +257,7 @@ def markdown(results: dict) -> str:
     lines = [
         "# hier_models training throughput",
         "",
-        "Produced by `benchmarks/models_throughput.py`; examples/s in `model.fit` on one",
+        "Produced by `python -m benchmarks.models_throughput`; examples/s in `model.fit` on one",
         "`hier_models.pipeline`. *Overhead* = throughput of a plain Keras autoencoder with the",
         "same networks (`compile(loss=...)`, `fit` on `(x, x)`), timed in windows alternating",
         "with the model's, divided by the model's.",

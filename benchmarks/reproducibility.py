@@ -22,8 +22,8 @@ before TensorFlow starts:
 Each is compared with ``seed 0``: identical codes (SHA-256 of every model's
 ``codes.npy``) and the largest metric difference, beside the seed spread.
 
-    python benchmarks/reproducibility.py              # resumable: finished runs are kept
-    python benchmarks/reproducibility.py --only "seed 0" "oneDNN off"
+    python -m benchmarks.reproducibility              # resumable: finished runs are kept
+    python -m benchmarks.reproducibility --only "seed 0" "oneDNN off"
 
 Runs go to ``runs/reproducibility/``; the page to ``docs/results/reproducibility.md``
 and ``.json``. Each run takes 2.5-5 minutes on 2 CPU cores.
@@ -40,8 +40,9 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.study import RESULTS
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "results"
 RUNS = ROOT / "runs" / "reproducibility"
 BASELINE = "seed 0"
 
@@ -79,7 +80,7 @@ def worker(config: str, out: str) -> None:
         tf.config.experimental.enable_op_determinism()
     import dataclasses
 
-    from hier_models.cli.run import DEFAULT_RUN, run
+    from hierbench.job import DEFAULT_RUN, run
 
     settings = dataclasses.replace(DEFAULT_RUN, seeds=(spec["seed"],), out=out)
     started = time.perf_counter()
@@ -100,7 +101,8 @@ def run_config(config: str) -> Path:
     env.update(CONFIGS[config]["env"])
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     print(f"running {config!r} -> {out}", flush=True)
-    subprocess.run([sys.executable, __file__, "--worker", config, str(out)], env=env, check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-m", "benchmarks.reproducibility", "--worker", config, str(out)], env=env, check=True,
+                   cwd=ROOT)
     return out
 
 
@@ -170,7 +172,7 @@ MECHANISM = (
 
 
 def _label(metric: str) -> str:
-    from hier_models.cli.pages import METRIC_LABELS
+    from hierbench.pages import METRIC_LABELS
 
     return METRIC_LABELS.get(metric, metric)
 
@@ -208,7 +210,7 @@ def _fingerprint(result: dict) -> str:
 
 
 def page(results: dict, spread: dict, compared: dict) -> str:
-    from hier_models.cli.pages import table_columns
+    from hierbench.pages import table_columns
 
     columns = table_columns(results[BASELINE]["metrics"])
     models = list(spread)
@@ -223,7 +225,7 @@ def page(results: dict, spread: dict, compared: dict) -> str:
     lines = [
         "# Reproducibility of the default benchmark",
         "",
-        "`python benchmarks/reproducibility.py`: `hierbench run` with its defaults (Chopsticks depth2_inter, "
+        "`python -m benchmarks.reproducibility`: `hierbench run` with its defaults (Chopsticks depth2_inter, "
         "20,000 / 5,000 examples; AE, beta-TCVAE, the whole hierarchical method; `make demo`) in a fresh process "
         "per setting, on a 2-core AMD EPYC with AVX-512 (TensorFlow 2.21, Keras 3), shared with other jobs, so "
         "the times are rough.",
@@ -266,7 +268,7 @@ def page(results: dict, spread: dict, compared: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", nargs="+", choices=list(CONFIGS), help="run only these configurations (default: all)")
-    p.add_argument("--worker", nargs=2, metavar=("CONFIG", "OUT"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", nargs=2, metavar=("CONFIG", "RESULTS"), help=argparse.SUPPRESS)
     p.add_argument("--page-only", action="store_true", help="write the page from the finished runs, run nothing")
     args = p.parse_args(argv)
     if args.worker:
@@ -283,10 +285,10 @@ def main(argv=None) -> int:
         print(f"no finished {BASELINE!r} run yet")
         return 1
     spread, compared = seed_spread(results), comparison(results)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "reproducibility.json").write_text(json.dumps(dict(spread=spread, compared=compared), indent=1) + "\n")
-    (OUT / "reproducibility.md").write_text(page(results, spread, compared))
-    print((OUT / "reproducibility.md").read_text())
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "reproducibility.json").write_text(json.dumps(dict(spread=spread, compared=compared), indent=1) + "\n")
+    (RESULTS / "reproducibility.md").write_text(page(results, spread, compared))
+    print((RESULTS / "reproducibility.md").read_text())
     return 0
 
 

@@ -22,20 +22,16 @@ baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
 model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
 inspection after the study.
 
-    python benchmarks/ross2021.py                        # the whole study, resuming
-    python benchmarks/ross2021.py --datasets chopsticks/depth3_either --models
-    python benchmarks/ross2021.py --render               # only redraw the page
+    python -m benchmarks.ross2021                        # the whole study, resuming
+    python -m benchmarks.ross2021 --datasets chopsticks/depth3_either --models
+    python -m benchmarks.ross2021 --render               # only redraw the page
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
-import os
-import platform
 import re
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,16 +41,17 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from hier_datasets.builder import split_seed
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
+from hier_datasets.generation import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
-from hier_models.cli.datasets import SplitArrays, resolve_dataset
-from hier_models.cli.files import save_keras
-from hier_models.cli.scoring import score
-from hier_models.cli.training import FitProgress
-from hier_models.hierarchical import PAPER_GRID, fit_paper_schedule, successive_halving, train_cofhae, training_dataset
+from hier_models.hierarchical import PAPER_GRID, successive_halving, train_cofhae
+from hier_models.progress import FitProgress
+from hier_models.recipes import score
+from hier_models.splits import SplitArrays
+from hier_models.training import fit_paper_schedule, training_dataset
+from hierbench.files import save_keras
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 VARIANTS = ("inter", "slope", "both", "either")
 PAPER_DATASETS = [f"chopsticks/depth{d}_{v}" for d in (2, 3) for v in VARIANTS] + ["spaceshapes"]
 REFERENCE_DATASETS = [f"chopsticks/depth3_{v}_reference" for v in VARIANTS]
@@ -68,25 +65,9 @@ COFHAE_VARIANTS = {"COFHAE": "soft", STRAIGHT_THROUGH: "straight_through"}
 #: COFHAE chosen by the paper's selection protocol: the rule over the 27-point grid
 #: (appendix A.1), run as successive halving (``hier_models.hierarchical.successive_halving``)
 SELECTED = "COFHAE-SH"
-#: the page keeps everything below this line when it is redrawn
-NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
 
 
 # ------------------------------------------------------------------ records
-def load_records(path: Path) -> list[dict]:
-    return json.loads(path.read_text()) if path.exists() else []
-
-
-def append_record(path: Path, record: dict) -> None:
-    """Add one record to the JSON list at ``path``, atomically (write, then rename)."""
-    records = load_records(path) + [record]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(json.dumps(records, indent=1) + "\n")
-    os.replace(tmp, path)
-
-
 def key(record: dict) -> tuple:
     """What makes a run: a selected COFHAE also by its discriminator setting and rungs."""
     selection = tuple(map(str, (record.get("discriminator_units"), record.get("tc_rows"), record.get("rungs"))))
@@ -266,25 +247,11 @@ class Study:
         trained = time.perf_counter() - start
         save_keras(net, self.model_path(name, model, seed))
         start = time.perf_counter()
-        test = SplitArrays(resolve_dataset(name), "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
+        test = SplitArrays(name, "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
         metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),
-                        interventional_points=self.args.interventional_points, seed=seed, show_progress=False)
+                        interventional_points=self.args.interventional_points, random_state=seed, show_progress=False)
         return {**self.common(name, model, seed), **metrics, **extra, "seconds": trained,
                 "seconds_scoring": time.perf_counter() - start}
-
-
-def _cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
-
-
-def machine() -> dict:
-    """The machine a run trained on: CPU model, cores, and native bfloat16 support."""
-    name = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.M)
-    return {"cpu": name.group(1).strip() if name else platform.processor() or platform.machine(),
-            "cores": os.cpu_count(), "native_bfloat16": bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", _cpuinfo()))}
 
 
 def discriminator_dtype(choice: str) -> str | None:
@@ -309,14 +276,6 @@ def plan(args) -> list[tuple[str, str, int]]:
 
 
 # ------------------------------------------------------------------- report
-def mean_std(values, digits: int = 3) -> str:
-    """``mean ± sample standard deviation`` (ddof 1), or the one value."""
-    values = np.asarray(values, dtype=float)
-    if values.size > 1:
-        return f"{values.mean():.{digits}f} ± {values.std(ddof=1):.{digits}f}"
-    return f"{values.mean():.{digits}f}"
-
-
 def table1(records: list[dict]) -> list[str]:
     lines = [
         "| dataset | train | epochs | restarts | purity | coverage | H-error | H-error (tree edit) | paths recovered |",
@@ -431,14 +390,12 @@ def figure(records: list[dict], path: Path) -> bool:
 def render(out: Path) -> None:
     records = load_records(out)
     page = out.with_suffix(".md")
-    notes = ""
-    if page.exists() and NOTES_MARK in page.read_text():
-        notes = page.read_text().split(NOTES_MARK, 1)[1]
+    notes = kept_notes(page, "")
     png = out.with_name(out.stem + "_r4c.png")
     lines = [
         "# Ross & Doshi-Velez (2021), a partial reproduction: Table 1 and Fig. 3",
         "",
-        "`python benchmarks/ross2021.py` (resumes; `--help` for the options); records in `ross2021.json`.",
+        "`python -m benchmarks.ross2021` (resumes; `--help` for the options); records in `ross2021.json`.",
         "Smooth autoencoder, MIMOSA, COFHAE and the baselines as in the paper (section 7, appendix A):",
         "50 epochs, batch 256, Adam 1e-3 / 10 at 50% / 100 at 75% of the steps, the registered splits",
         "(90,000 / 10,000 Chopsticks, 54,000 / 6,000 Spaceshapes). Runs with other sizes say so in their rows.",

@@ -14,8 +14,8 @@ A factor with a high joint R^2 and a low single one is entangled within its grou
 low joint R^2 means the model lost it. The models are those the study stored in its
 cache (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``):
 
-    python benchmarks/ross2021_probe.py spaceshapes COFHAE-ST
-    python benchmarks/ross2021_probe.py chopsticks/depth2_either COFHAE --seed 0
+    python -m benchmarks.ross2021_probe spaceshapes COFHAE-ST
+    python -m benchmarks.ross2021_probe chopsticks/depth2_either COFHAE --seed 0
 """
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from ross2021 import PAPER_DATASETS, REFERENCE_DATASETS, as_float, cache_stem, kept_model, registered_sizes, split
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold, cross_val_score
 
 import hier_datasets
+from benchmarks.ross2021 import PAPER_DATASETS, REFERENCE_DATASETS, as_float, cache_stem, kept_model, registered_sizes, split
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.cli.training import load_model
+from hierbench.models import load_model
 
 #: below this many observations a path's R^2 is not reported
 MIN_ROWS = 30
@@ -103,7 +103,7 @@ def main(argv=None) -> None:
     train, test = registered_sizes(args.dataset)
     path = kept_model(cache_stem(args.cache, args.dataset, args.train_size or train, args.epochs, args.seed), args.model)
     if not path.exists():
-        parser.error(f"no kept model at {path}; run the study for it first (benchmarks/ross2021.py)")
+        parser.error(f"no kept model at {path}; run the study for it first (python -m benchmarks.ross2021)")
     print(f"{args.dataset}, {args.model}, seed {args.seed}: test split, 3-fold R^2\n")
     print(table(probe(args.dataset, load_model(path), args.test_size or test, args.seed)))
 

@@ -1,7 +1,7 @@
 """Where the time of one paper-scale Ross & Doshi-Velez run goes, and how much the
 bfloat16 discriminators save.
 
-One run of ``benchmarks/ross2021.py`` on a Chopsticks config trains, for 50 epochs of
+One run of ``python -m benchmarks.ross2021`` on a Chopsticks config trains, for 50 epochs of
 90,000 series at batch 256 (17,600 steps each), the smooth autoencoder, COFHAE (with
 its 3 x 1000 discriminator), and the baselines AE, beta-TCVAE and FactorVAE (6 x 1000
 discriminator), and runs MIMOSA once. This benchmark times ``--steps`` training steps
@@ -9,7 +9,7 @@ of each model on the real data, in alternating windows, with the discriminators 
 float32 (the run as it was) and in bfloat16 (``discriminator_dtype="mixed_bfloat16"``),
 times MIMOSA on 90,000 smooth-autoencoder codes, and extrapolates to the whole run.
 
-    python benchmarks/ross2021_speed.py            # results in docs/results/ross2021_speed.{json,md}
+    python -m benchmarks.ross2021_speed            # results in docs/results/ross2021_speed.{json,md}
 """
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 import hier_datasets
+from benchmarks.study import RESULTS
 from hier_models import AE, COFHAE, BetaTCVAE, FactorVAE, mimosa
 from hier_models.cofhae import targets_from_factors
-from hier_models.hierarchical import paper_learning_rate, training_dataset
+from hier_models.training import paper_learning_rate, training_dataset
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 DATASET = "chopsticks/depth2_either"
 TRAIN_SIZE, EPOCHS, BATCH = 90_000, 50, 256
 CODES = f"{DATASET.replace('/', '-')}-n{TRAIN_SIZE}-e{EPOCHS}-s0.codes.npy"
@@ -62,10 +62,10 @@ def main(argv=None) -> None:
     parser.add_argument("--windows", type=int, default=2, help="alternating windows per setting")
     parser.add_argument("--out", type=Path, default=RESULTS / "ross2021_speed.json")
     parser.add_argument("--codes", type=Path, default=Path("runs/ross2021-cache") / CODES,
-                        help="the smooth autoencoder's codes, as benchmarks/ross2021.py caches them")
+                        help="the smooth autoencoder's codes, as python -m benchmarks.ross2021 caches them")
     args = parser.parse_args(argv)
     if not args.codes.is_file():
-        parser.error(f"no smooth-autoencoder codes at {args.codes}: run benchmarks/ross2021.py on {DATASET} first")
+        parser.error(f"no smooth-autoencoder codes at {args.codes}: run python -m benchmarks.ross2021 on {DATASET} first")
     codes = np.load(args.codes)
     gt = hier_datasets.ground_truth(DATASET)
     factors, series = gt.sample(TRAIN_SIZE, 0)
@@ -106,7 +106,7 @@ def main(argv=None) -> None:
     lines = [
         "# One paper-scale Ross & Doshi-Velez run: where the time goes",
         "",
-        f"`python benchmarks/ross2021_speed.py`: {DATASET}, {TRAIN_SIZE:,} series, {EPOCHS} epochs of batch "
+        f"`python -m benchmarks.ross2021_speed`: {DATASET}, {TRAIN_SIZE:,} series, {EPOCHS} epochs of batch "
         f"{BATCH} ({steps_per_run:,} steps per model); each model timed over {args.steps} steps in "
         f"{args.windows} alternating windows (best kept), extrapolated to the whole run. Before: every "
         "network in float32; after: the discriminators of COFHAE and FactorVAE in bfloat16 "

@@ -16,7 +16,7 @@ benchmark, in one run on one Chopsticks config and restart:
    run's record is also added to ``ross2021.json`` (as one restart of the study) when
    that file has none of the same key.
 
-    python benchmarks/selection_speed.py --discriminator-units 256
+    python -m benchmarks.selection_speed --discriminator-units 256
 """
 from __future__ import annotations
 
@@ -29,20 +29,13 @@ from pathlib import Path
 
 import keras
 import numpy as np
-from ross2021 import (
-    RESULTS,
-    SELECTED,
-    Study,
-    append_record,
-    as_float,
-    key,
-    load_records,
-    machine,
-)
 
+from benchmarks.ross2021 import SELECTED, Study, as_float, key
+from benchmarks.study import RESULTS, append_record, load_records, machine
 from hier_models import COFHAE
 from hier_models.cofhae import targets_from_assignments
-from hier_models.hierarchical import PAPER_GRID, grid_points, paper_learning_rate, training_dataset
+from hier_models.hierarchical import PAPER_GRID, grid_points
+from hier_models.training import paper_learning_rate, training_dataset
 
 
 def paper_ms_per_step(study: Study, name: str, seed: int, steps: int) -> list[float]:
@@ -68,7 +61,7 @@ def render(report: dict, page: Path) -> None:
     lines = [
         "# The paper's selection protocol, one restart: successive halving against the full grid",
         "",
-        f"`python benchmarks/selection_speed.py {report['command']}` on {report['dataset']}, restart "
+        f"`python -m benchmarks.selection_speed {report['command']}` on {report['dataset']}, restart "
         f"{report['seed']}, {report['train_size']:,} training series, {report['machine']['cpu']} "
         f"({report['machine']['cores']} cores). Both in one run.",
         "",

@@ -11,10 +11,10 @@ a build does not import Apache Beam (``pip install 'hierbench[beam]'`` only wher
 datasets are built on Beam).
 
 A split becomes the pipeline ``Create(chunk starts) | Reshuffle | ParDo(GenerateChunks)``:
-each element is the first row of a chunk of :data:`hier_datasets.builder.CHUNK`
+each element is the first row of a chunk of :data:`hier_datasets.generation.CHUNK`
 rows. A worker draws the split's factors once, in :meth:`GenerateChunks.setup`,
-from the split's fixed seed (:func:`hier_datasets.builder.split_factors`), and
-makes a chunk with :func:`hier_datasets.builder.chunk_examples`, the function the
+from the split's fixed seed (:func:`hier_datasets.generation.split_factors`), and
+makes a chunk with :func:`hier_datasets.generation.chunk_examples`, the function the
 plain build calls chunk after chunk. The examples, keyed by row index, are therefore
 the plain build's whatever the runner and the number of workers (the shard files
 may be cut differently).
@@ -28,6 +28,8 @@ TensorFlow to encode them.
 from __future__ import annotations
 
 import apache_beam as beam
+
+from hier_datasets.generation import CHUNK, chunk_examples, split_factors, split_seed
 
 __all__ = ["GenerateChunks", "GenerateSplit"]
 
@@ -48,7 +50,6 @@ class GenerateChunks(beam.DoFn):
 
     def setup(self):
         import hier_datasets  # noqa: F401  (registers the families in a fresh worker)
-        from hier_datasets.builder import split_factors, split_seed
         from hier_datasets.ground_truth import ground_truth
 
         self._gt = ground_truth(f"{self.family}/{self.config}", **self.options)
@@ -56,8 +57,6 @@ class GenerateChunks(beam.DoFn):
         self._seed = split_seed(self.family, self.config, self.split)
 
     def process(self, start):
-        from hier_datasets.builder import chunk_examples
-
         yield from chunk_examples(self._gt, self._factors, int(start), self._seed)
 
     def teardown(self):
@@ -71,8 +70,6 @@ class GenerateSplit(beam.PTransform):
 
     def __init__(self, family: str, process: str, options: dict, split: str, size: int):
         super().__init__()
-        from hier_datasets.builder import CHUNK
-
         self.starts = list(range(0, int(size), CHUNK))
         self.fn = GenerateChunks(family, process, options, split, size)
 

@@ -3,9 +3,10 @@
 A builder is thin: it asks the dataset's :class:`~hier_datasets.GroundTruth` for
 factors and observations and writes them with their labels. The factors of a split
 are drawn from its own fixed seed (a CRC32 of ``family/config/split``,
-:func:`split_seed`); its examples are then made in chunks of :data:`CHUNK` rows,
-chunk ``c`` drawing its observation noise (if any) from the seed
-``[split_seed, c]`` (:func:`chunk_examples`). A chunk depends on nothing but those
+:func:`~hier_datasets.generation.split_seed`); its examples are then made in chunks
+of :data:`~hier_datasets.generation.CHUNK` rows, chunk ``c`` drawing its observation
+noise (if any) from the seed ``[split_seed, c]``
+(:func:`~hier_datasets.generation.chunk_examples`). A chunk depends on nothing but those
 seeds, so the same version and config give the same examples whether the chunks
 are made one after the other in one process (the plain build) or spread over the
 workers of an Apache Beam pipeline (:mod:`hier_datasets.beam_build`), on every
@@ -23,13 +24,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-import zlib
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import tensorflow_datasets as tfds
 
+from hier_datasets.generation import CHUNK, chunk_examples, split_factors, split_seed
 from hier_datasets.ground_truth import GroundTruth, ground_truth, parse_sized_name
 
 try:  # POSIX file locks; elsewhere builds of one config must not overlap
@@ -37,8 +37,6 @@ try:  # POSIX file locks; elsewhere builds of one config must not overlap
 except ImportError:  # pragma: no cover  (Windows)
     fcntl = None
 
-#: rows generated at a time while writing a split; one Beam element is one chunk
-CHUNK = 2048
 
 
 @dataclasses.dataclass(eq=False)
@@ -73,37 +71,6 @@ def sized_config(process: str, train_size: int, test_size: int) -> HierarchicalC
         test_size=test_size,
         process=process,
     )
-
-
-def split_seed(family: str, config: str, split: str) -> int:
-    """The fixed seed of one split of one config."""
-    return zlib.crc32(f"{family}/{config}/{split}".encode())
-
-
-def split_factors(gt: GroundTruth, family: str, process: str, split: str, size: int) -> np.ndarray:
-    """The (size, num_factors) factors of one split, drawn from :func:`split_seed`."""
-    return gt.sample_factors(size, np.random.default_rng(split_seed(family, process, split)))
-
-
-def chunk_examples(gt: GroundTruth, factors: np.ndarray, start: int, seed: int) -> Iterator[tuple[int, dict]]:
-    """``(key, example)`` for the rows ``start .. start + CHUNK - 1`` of a split's factors.
-
-    The key is the row index. The observation noise of chunk ``c = start // CHUNK``
-    comes from ``numpy.random.default_rng([seed, c])``, so a chunk is the same
-    whichever process makes it and whatever was made before it (for noise-free
-    processes, every registered config, the observations do not use it at all).
-    Labels (``active``, ``path`` and the ground truth's extra labels) are functions
-    of each row alone.
-    """
-    if start < 0 or start % CHUNK:
-        raise ValueError(f"start must be a non-negative multiple of CHUNK={CHUNK}, got {start!r}")
-    rows = factors[start : start + CHUNK]
-    labels = {"active": gt.active(rows), "path": gt.paths(rows), **gt.extra_labels(rows)}
-    obs = gt.observations_from_factors(rows, np.random.default_rng([seed, start // CHUNK]))
-    for j, x in enumerate(obs):
-        example = {gt.observation_name: x, "factors": rows[j]}
-        example.update({name: values[j] for name, values in labels.items()})
-        yield start + j, example
 
 
 @contextlib.contextmanager

@@ -15,22 +15,14 @@ from __future__ import annotations
 
 import abc
 import re
-import warnings
 from typing import Callable
 
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_random_state, renamed_keywords
+from hier_datasets.validation import check_random_state
 
 __all__ = ["GroundTruth", "ground_truth", "register", "available", "parse_sized_name"]
-
-
-def as_rng(rng) -> np.random.Generator:
-    """Deprecated alias of :func:`hier_datasets.validation.check_random_state`."""
-    warnings.warn("as_rng is deprecated, use hier_datasets.validation.check_random_state", DeprecationWarning,
-                  stacklevel=2)
-    return check_random_state(rng, "rng")
 
 
 class GroundTruth(abc.ABC):
@@ -80,7 +72,6 @@ class GroundTruth(abc.ABC):
         """Observations for validated factors."""
 
     # ---------------------------------------------------------------- sampling
-    @renamed_keywords(rng="random_state")
     def sample_paths(self, n: int, random_state) -> np.ndarray:
         """Path index of ``n`` independent draws (exact proportions if ``stratified``).
 
@@ -98,7 +89,6 @@ class GroundTruth(abc.ABC):
             counts[extra] += 1
         return rng.permutation(np.repeat(np.arange(len(probs)), counts))
 
-    @renamed_keywords(rng="random_state")
     def sample_factors(self, n: int, random_state, fixed=None) -> np.ndarray:
         """(n, num_factors) float32 factors in the hierarchy's flat layout.
 
@@ -107,8 +97,7 @@ class GroundTruth(abc.ABC):
 
         Args:
           n: number of rows.
-          random_state: an integer seed or a numpy Generator (``rng`` is its
-            deprecated name).
+          random_state: an integer seed or a numpy Generator.
           fixed: optional intervention, a dict mapping factor names (or column
             indices) to a value or to an (n,) array of per-row values. Those factors
             take the values and everything that depends on them is drawn from its
@@ -213,12 +202,10 @@ class GroundTruth(abc.ABC):
             out[d] = v
         return out
 
-    @renamed_keywords(rng="random_state")
     def observations_from_factors(self, factors, random_state=0) -> np.ndarray:
         """Observations for the given factors; ``random_state`` drives observation noise only."""
         return self._observations(self.validate_factors(factors), check_random_state(random_state))
 
-    @renamed_keywords(rng="random_state")
     def sample(self, n: int, random_state) -> tuple[np.ndarray, np.ndarray]:
         """(factors, observations) of ``n`` fresh draws; ``random_state`` is an integer
         seed or a numpy Generator."""

@@ -91,6 +91,20 @@ class Hierarchy:
         if duplicated:
             raise ValueError(f"dimension names must be unique; repeated: {duplicated}")
 
+    @classmethod
+    def flat(cls, num_dims: int, prefix: str = "z") -> "Hierarchy":
+        """The hierarchy of a flat code: one group of ``num_dims`` always-active
+        continuous dimensions named ``z0``, ``z1``, ... (``prefix`` then the index).
+
+        Example::
+
+            >>> Hierarchy.flat(3).names
+            ('z0', 'z1', 'z2')
+        """
+        if isinstance(num_dims, bool) or not isinstance(num_dims, (int, np.integer)) or num_dims < 0:
+            raise ValueError(f"num_dims must be an integer >= 0, got {num_dims!r}")
+        return cls(Group(tuple(f"{prefix}{j}" for j in range(int(num_dims)))))
+
     # ----------------------------------------------------------------- layout
     @property
     def root(self) -> Group:

@@ -1,26 +1,26 @@
 """Argument checks shared by the three packages (numpy only, no TensorFlow).
 
-Randomness has one name everywhere, ``random_state`` (as in scikit-learn and
-disentanglement_lib), and one converter, :func:`check_random_state`: an integer seed
-or a numpy ``Generator``. A public parameter that was renamed keeps its old keyword
-for a while through :func:`renamed_keywords`, which warns with a
-``DeprecationWarning``.
+One convention, as in scikit-learn: the value first, then its name
+(``check_positive_int(value, "batch_size")``). Randomness has one name everywhere,
+``random_state`` (as in scikit-learn and disentanglement_lib), and one converter,
+:func:`check_random_state`: an integer seed or a numpy ``Generator``. The array
+checks of the metrics live beside them in ``hier_metrics._validation``.
 
 Every check raises an error that names the argument, the value it got and what is
-allowed.
+allowed, so that a bad hyperparameter fails at construction time rather than as an
+obscure shape error inside ``fit``.
 """
 from __future__ import annotations
 
-import functools
 import inspect
+import math
 import numbers
-import warnings
 
 import numpy as np
 
 __all__ = [
-    "check_forwarded_options", "check_non_negative_int", "check_positive_int", "check_random_state", "check_seed",
-    "renamed_keywords",
+    "check_choice", "check_forwarded_options", "check_input_shape", "check_non_negative", "check_non_negative_int",
+    "check_positive", "check_positive_int", "check_random_state", "check_seed", "check_units",
 ]
 
 
@@ -95,12 +95,12 @@ def check_seed(random_state, name: str = "random_state") -> int:
     return int(random_state)
 
 
-def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """An integer >= ``minimum`` (booleans are refused).
 
     Args:
-      name: the argument's name, used in the error message.
       value: the value to check.
+      name: the argument's name, used in the error message.
       minimum: the smallest value allowed.
 
     Returns:
@@ -110,9 +110,9 @@ def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
       ValueError: ``value`` is not an integer (or is a boolean) or is below ``minimum``.
 
     Example:
-      >>> check_positive_int("num_bins", 20)
+      >>> check_positive_int(20, "num_bins")
       20
-      >>> check_positive_int("batch_size", 1, minimum=2)
+      >>> check_positive_int(1, "batch_size", minimum=2)
       Traceback (most recent call last):
       ...
       ValueError: batch_size must be an integer >= 2, got 1
@@ -122,9 +122,9 @@ def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_non_negative_int(name: str, value) -> int:
+def check_non_negative_int(value, name: str) -> int:
     """An integer >= 0 (booleans are refused); see :func:`check_positive_int`."""
-    return check_positive_int(name, value, minimum=0)
+    return check_positive_int(value, name, minimum=0)
 
 
 def check_forwarded_options(caller: str, options, target, passed=()) -> None:
@@ -152,47 +152,58 @@ def check_forwarded_options(caller: str, options, target, passed=()) -> None:
         )
 
 
-def renamed_keywords(**renames: str):
-    """Decorator: keep the old keywords of renamed parameters working, with a warning.
+def _finite_real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
-    ``@renamed_keywords(rng="random_state")`` lets callers still pass ``rng=...``: the
-    value goes to ``random_state`` and a ``DeprecationWarning`` names the new keyword.
-    Passing both is a ``TypeError``. The decorated function keeps its signature
-    (``inspect.signature`` follows ``__wrapped__``).
 
-    Example:
-      >>> @renamed_keywords(seed="random_state")
-      ... def draw(n, random_state=0):
-      ...     return check_random_state(random_state).integers(10, size=n).tolist()
-      >>> import warnings
-      >>> with warnings.catch_warnings(record=True) as caught:
-      ...     warnings.simplefilter("always")
-      ...     draw(3, seed=1) == draw(3, random_state=1)
-      True
-      >>> print(caught[0].message)
-      draw: the keyword 'seed' is deprecated, use 'random_state'
-    """
-    for old, new in renames.items():
-        if not isinstance(new, str) or not new.isidentifier() or new == old:
-            raise ValueError(f"renamed_keywords: {old}= must name the new keyword, got {new!r}")
+def check_non_negative(value, name: str) -> float:
+    """A finite real number >= 0."""
+    value = _finite_real(value, name)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return value
 
-    def decorate(func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            # a constructor inherited from a base class is named after the class called
-            name = f"{type(args[0]).__name__}.__init__" if func.__name__ == "__init__" and args else func.__qualname__
-            for old, new in renames.items():
-                if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(f"{name}: pass {new}= only ({old}= is its deprecated name)")
-                    warnings.warn(
-                        f"{name}: the keyword {old!r} is deprecated, use {new!r}",
-                        DeprecationWarning,
-                        stacklevel=2,
-                    )
-                    kwargs[new] = kwargs.pop(old)
-            return func(*args, **kwargs)
 
-        return wrapper
+def check_positive(value, name: str) -> float:
+    """A finite real number > 0."""
+    value = _finite_real(value, name)
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value
 
-    return decorate
+
+def check_choice(value, name: str, choices) -> str:
+    """One of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def check_input_shape(input_shape) -> tuple[int, ...]:
+    """The shape of one observation, without the batch axis: a tuple of ints >= 1."""
+    try:
+        shape = tuple(input_shape)
+    except TypeError:
+        raise ValueError(
+            f"input_shape must be the shape of one observation, e.g. (64,) or (64, 64, 1), got {input_shape!r}"
+        ) from None
+    if not shape or any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1 for d in shape):
+        raise ValueError(
+            f"input_shape must be a non-empty tuple of positive integers, e.g. (64,) or (64, 64, 1), got {input_shape!r}"
+        )
+    return tuple(int(d) for d in shape)
+
+
+def check_units(units, name: str) -> tuple[int, ...]:
+    """A non-empty sequence of layer widths >= 1."""
+    if isinstance(units, numbers.Integral) and not isinstance(units, bool):
+        units = (units,)
+    try:
+        values = tuple(units)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of positive integers, got {units!r}") from None
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    return tuple(check_positive_int(u, f"{name}[{i}]") for i, u in enumerate(values))

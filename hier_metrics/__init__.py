@@ -19,7 +19,14 @@ The result dicts of :func:`r4`, :func:`r4c`, :func:`dci`, :func:`mig`, :func:`sa
 no information to recover: R^4, R^4_c, DCI, MIG and SAP leave it out of their means,
 report it as NaN wherever they return per-factor values, and raise ``ValueError``
 when every factor is constant.
+
+One orientation: every function takes the ground truth first (``factors``, then
+``codes``), and every matrix it returns is factors x codes (:func:`r4_matrix`,
+:func:`importance_matrix`, :func:`sap_matrix`, ``mig.discrete_mutual_info``), as do
+:func:`dci_from_importance` and :func:`dci_split_from_importance` take it.
 """
+from hier_metrics._univariate import random_splits
+from hier_metrics._validation import MAX_AUTO_CATEGORIES
 from hier_metrics.dci import dci, dci_from_importance, dci_split, dci_split_from_importance, importance_matrix
 from hier_metrics.evaluate import evaluate, evaluate_arrays
 from hier_metrics.interventional import beta_vae_score, factor_vae_score
@@ -30,6 +37,7 @@ from hier_metrics.r4 import r4, r4_matrix, r4c
 from hier_metrics.sap import sap, sap_matrix
 
 __all__ = [
+    "MAX_AUTO_CATEGORIES",
     "beta_vae_score",
     "coverage",
     "dci",
@@ -47,6 +55,7 @@ __all__ = [
     "r4",
     "r4_matrix",
     "r4c",
+    "random_splits",
     "sap",
     "sap_matrix",
 ]

@@ -25,13 +25,15 @@ bin
 An input with few distinct values gets one bin per value, and the prediction is then
 the exact conditional mean (majority class) given X = x. All of this costs one sort and
 a few cumulative sums per input variable and split instead of a boosting run per pair;
-``benchmarks/metrics_speed.py`` compares it with gradient-boosted trees per pair. The
+``python -m benchmarks.metrics_speed`` compares it with gradient-boosted trees per pair. The
 ``"gbt"`` estimator (scikit-learn's histogram gradient boosting) is available for
 checks against the reference method.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from hier_datasets.validation import check_random_state
 
 #: quantile bins of a continuous input: training rows // ROWS_PER_BIN, clipped to the range
 ROWS_PER_BIN = 150
@@ -48,8 +50,12 @@ def auto_num_bins(num_train: int) -> int:
     return int(np.clip(num_train // ROWS_PER_BIN, MIN_BINS, MAX_BINS))
 
 
-def random_splits(num_rows: int, num_splits: int, test_size: float, rng: np.random.Generator):
-    """``num_splits`` random (train, test) index pairs, each with at least one row per side."""
+def random_splits(num_rows: int, num_splits: int, test_size: float, random_state):
+    """``num_splits`` random (train, test) index pairs of ``num_rows`` rows, each with
+    ``test_size`` (a fraction) of them in the test part and at least one row per side:
+    the splits the metrics draw (``random_state``: an integer seed or a numpy
+    Generator, whose stream they consume)."""
+    rng = check_random_state(random_state)
     num_test = int(np.clip(round(test_size * num_rows), 1, num_rows - 1))
     for _ in range(num_splits):
         perm = rng.permutation(num_rows)

@@ -1,10 +1,13 @@
 """DCI: disentanglement, completeness and informativeness (Eastwood & Williams 2018),
 with disentanglement_lib's defaults, and the split DCI of the Boxhead paper.
 
+Importance matrices are factors x codes (truth first), as everywhere in
+:mod:`hier_metrics`; disentanglement_lib's are codes x factors.
+
 Constant factors: a factor that holds a single value carries no information to recover.
-No model is fitted for it: its importance column is 0, its informativeness NaN, and
+No model is fitted for it: its importance row is 0, its informativeness NaN, and
 :func:`dci` and :func:`dci_split` leave it out (disentanglement and completeness are
-those of the importance matrix without its column, informativeness is the mean over
+those of the importance matrix without its row, informativeness is the mean over
 the other factors). A call where every factor is constant raises ``ValueError``. On
 inputs without constant factors the values are disentanglement_lib's.
 """
@@ -57,11 +60,17 @@ def _weighted_one_minus_entropy(matrix: np.ndarray) -> float:
     return float(np.sum(per_row * sums / total))
 
 
+def _codes_by_factors(r: np.ndarray) -> np.ndarray:
+    """A (factors, codes) matrix as a C-ordered (codes, factors) array, the layout in
+    which the scores below sum their terms."""
+    return np.ascontiguousarray(r.T)
+
+
 def dci_from_importance(importance) -> dict:
     """Disentanglement and completeness of an importance matrix.
 
-    ``importance`` is (num_codes, num_factors), non-negative: R_ij is how much code i
-    matters for predicting factor j. With ``P_ij = R_ij / sum_k R_ik`` and
+    ``importance`` is (num_factors, num_codes), non-negative: ``importance[j, i]``,
+    written R_ij below, is how much code i matters for predicting factor j. With ``P_ij = R_ij / sum_k R_ik`` and
     ``H_K`` the entropy in base K (number of factors)::
 
         disentanglement = sum_i rho_i (1 - H_K(P_i.)),   rho_i = sum_j R_ij / sum R
@@ -79,6 +88,7 @@ def dci_from_importance(importance) -> dict:
     r = check_array(importance, "importance", min_rows=1, examples=False)
     if np.any(r < 0):
         raise ValueError("importance must be non-negative")
+    r = _codes_by_factors(r)
     return {
         "disentanglement": _weighted_one_minus_entropy(r),
         "completeness": _weighted_one_minus_entropy(r.T),
@@ -138,10 +148,10 @@ def importance_matrix(
     scikit-learn estimator with ``feature_importances_`` (it overrides ``backend``).
 
     Returns:
-      ``{"importance": (num_codes, num_factors), "informativeness_train": (K,),
+      ``{"importance": (num_factors, num_codes), "informativeness_train": (K,),
       "informativeness_test": (K,)}``; informativeness is the accuracy for categorical
       factors and max(0, R^2) for continuous ones, on a random ``test_size`` split. A
-      constant factor has importance 0 and informativeness NaN; every factor constant
+      constant factor has a row of importance 0 and informativeness NaN; every factor constant
       raises ``ValueError``.
     """
     factors = check_array(factors, "factors", min_rows=3)
@@ -159,7 +169,7 @@ def importance_matrix(
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     make = estimator or BACKENDS[backend]
     k = factors.shape[1]
-    importance = np.zeros((codes.shape[1], k))
+    importance = np.zeros((k, codes.shape[1]))
     info_train, info_test = np.zeros(k), np.zeros(k)
     info_train[constant] = info_test[constant] = np.nan
     for j in range(k):
@@ -168,9 +178,9 @@ def importance_matrix(
             continue  # constant (NaN), or a single value in the training rows: nothing learnt
         model = make(bool(cat[j]), int(rng.integers(2**31 - 1)))
         model.fit(codes[train], y_tr.astype(np.int64) if cat[j] else y_tr)
-        importance[:, j] = np.abs(np.asarray(model.feature_importances_, dtype=np.float64))
-        if estimator is None and backend == "lightgbm" and importance[:, j].sum() > 0:
-            importance[:, j] /= importance[:, j].sum()  # as scikit-learn normalises its importances
+        importance[j] = np.abs(np.asarray(model.feature_importances_, dtype=np.float64))
+        if estimator is None and backend == "lightgbm" and importance[j].sum() > 0:
+            importance[j] /= importance[j].sum()  # as scikit-learn normalises its importances
         for rows, y, out in ((train, y_tr, info_train), (test, y_te, info_test)):
             pred = model.predict(codes[rows])
             if cat[j]:
@@ -223,7 +233,7 @@ def dci(factors, codes, *, random_state=0, **options) -> dict:
     check_forwarded_options("dci", options, importance_matrix, passed=("factors", "codes", "random_state"))
     imp = importance_matrix(factors, codes, random_state=random_state, **options)
     varying = np.flatnonzero(~np.isnan(imp["informativeness_test"]))
-    out = dci_from_importance(imp["importance"][:, varying])
+    out = dci_from_importance(imp["importance"][varying])
     out["informativeness_train"] = float(imp["informativeness_train"][varying].mean())
     out["informativeness_test"] = float(imp["informativeness_test"][varying].mean())
     return {"score": out["disentanglement"], **out}
@@ -274,8 +284,10 @@ def _check_split(groups, num_factors: int, factor_names, code_assignment) -> dic
 
 
 def _split_scores(importance: np.ndarray, resolved: dict[str, np.ndarray], code_assignment: str) -> dict:
+    """The scores of :func:`dci_split_from_importance` from ``importance`` laid out as
+    (codes, factors)."""
     if code_assignment == "all":
-        return {name: dci_from_importance(importance[:, idx]) for name, idx in resolved.items()}
+        return {name: dci_from_importance(importance[:, idx].T) for name, idx in resolved.items()}
     names = list(resolved)
     # (codes, groups): each code's largest importance within each group; the last of
     # the tied groups wins, so with groups listed macro then micro a tie goes to micro
@@ -285,7 +297,7 @@ def _split_scores(importance: np.ndarray, resolved: dict[str, np.ndarray], code_
     for g, name in enumerate(names):
         rows = np.flatnonzero(winner == g)
         if rows.size:
-            scores = dci_from_importance(importance[np.ix_(rows, resolved[name])])
+            scores = dci_from_importance(importance[np.ix_(rows, resolved[name])].T)
         else:
             scores = {"disentanglement": 0.0, "completeness": 0.0}
         scores["codes"] = rows
@@ -296,9 +308,10 @@ def _split_scores(importance: np.ndarray, resolved: dict[str, np.ndarray], code_
 def dci_split_from_importance(importance, groups, *, factor_names=None, code_assignment: str = "all") -> dict:
     """Disentanglement and completeness of an importance matrix, per group of factors.
 
-    ``importance`` is (num_codes, num_factors), non-negative, as for
-    :func:`dci_from_importance`; ``groups`` maps group names to factor columns
-    (indices, or names with ``factor_names``). With R_g the columns of group g:
+    ``importance`` is (num_factors, num_codes), non-negative, as for
+    :func:`dci_from_importance`; ``groups`` maps group names to factor rows
+    (indices, or names with ``factor_names``). Below, R is its transpose (codes x
+    factors) and R_g the columns of group g:
 
     * ``code_assignment="all"``: every code is scored for every group, on ``R[:, g]``.
       Completeness spreads each factor over all D codes (entropy base D), and a code
@@ -321,7 +334,8 @@ def dci_split_from_importance(importance, groups, *, factor_names=None, code_ass
     r = check_array(importance, "importance", min_rows=1, examples=False)
     if np.any(r < 0):
         raise ValueError("importance must be non-negative")
-    return _split_scores(r, _check_split(groups, r.shape[1], factor_names, code_assignment), code_assignment)
+    resolved = _check_split(groups, r.shape[0], factor_names, code_assignment)
+    return _split_scores(_codes_by_factors(r), resolved, code_assignment)
 
 
 def dci_split(
@@ -360,7 +374,8 @@ def dci_split(
     imp = importance_matrix(factors_arr, codes, random_state=random_state, **options)
     varying = ~np.isnan(imp["informativeness_test"])
     resolved = {name: idx[varying[idx]] for name, idx in resolved.items()}
-    scored = _split_scores(imp["importance"], {n: idx for n, idx in resolved.items() if idx.size}, code_assignment)
+    scored = _split_scores(_codes_by_factors(imp["importance"]), {n: idx for n, idx in resolved.items() if idx.size},
+                           code_assignment)
     out = {}
     for name, idx in resolved.items():
         if idx.size:

@@ -229,7 +229,7 @@ def evaluate(
       ('chopsticks/depth2_inter', 500, 1.0)
     """
     check_representation(representation_function, dataset, "evaluate(representation_function, dataset, ...)")
-    num_samples = check_positive_int("num_samples", num_samples, minimum=3)
+    num_samples = check_positive_int(num_samples, "num_samples", minimum=3)
     progress = _check_progress(progress)
     if isinstance(dataset, str):
         import hier_datasets

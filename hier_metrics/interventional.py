@@ -25,13 +25,13 @@ import numpy as np
 
 from hier_metrics._validation import check_positive_int, check_random_state, check_representation
 
-__all__ = ["factor_vae_score", "beta_vae_score"]
+__all__ = ["FactorSampler", "beta_vae_score", "factor_vae_score"]
 
 #: observations passed to the representation function per call
 ENCODE_CHUNK = 8192
 
 
-class _Sampler:
+class FactorSampler:
     """Draws factor rows from the population of a factor, optionally with its value fixed."""
 
     def __init__(self, ground_truth, rng: np.random.Generator):
@@ -115,7 +115,7 @@ class _ValueShare:
         return np.array([self.counts[d].get(v, 1) for d, v in zip(dims.tolist(), values.tolist())]) / self.size
 
 
-def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) -> np.ndarray:
+def _fixed_factor_batches(sampler: FactorSampler, ks: np.ndarray, batch_size: int) -> np.ndarray:
     """(len(ks) * batch_size, K) rows; batch b shares the value of factor ks[b]."""
     rows = np.empty((len(ks), batch_size, sampler.num_factors))
     for k in np.unique(ks):
@@ -130,9 +130,9 @@ def _fixed_factor_batches(sampler: _Sampler, ks: np.ndarray, batch_size: int) ->
 def _check_common(metric: str, ground_truth, representation_function, batch_size, num_train, num_eval):
     check_representation(representation_function, ground_truth,
                          f"{metric}(ground_truth, representation_function, ...)")
-    check_positive_int("batch_size", batch_size, minimum=2)
-    check_positive_int("num_train", num_train)
-    check_positive_int("num_eval", num_eval)
+    check_positive_int(batch_size, "batch_size", minimum=2)
+    check_positive_int(num_train, "num_train")
+    check_positive_int(num_eval, "num_eval")
 
 
 def factor_vae_score(
@@ -215,11 +215,11 @@ def factor_vae_score(
       (['eval_accuracy', 'num_active_dims', 'pruned_codes', 'score', 'train_accuracy'], True, 2)
     """
     _check_common("factor_vae_score", ground_truth, representation_function, batch_size, num_train, num_eval)
-    check_positive_int("num_variance_estimate", num_variance_estimate, minimum=2)
+    check_positive_int(num_variance_estimate, "num_variance_estimate", minimum=2)
     if not isinstance(prune_threshold, (int, float)) or not np.isfinite(prune_threshold) or prune_threshold < 0:
         raise ValueError(f"prune_threshold must be a finite number >= 0, got {prune_threshold!r}")
     rng = check_random_state(random_state)
-    sampler = _Sampler(ground_truth, rng)
+    sampler = FactorSampler(ground_truth, rng)
     # one sample per distinct population, in order of first use
     keys = [tuple(sorted(p.items())) for p in sampler.population]
     pop_codes, width = {}, None
@@ -339,7 +339,7 @@ def beta_vae_score(
     """
     _check_common("beta_vae_score", ground_truth, representation_function, batch_size, num_train, num_eval)
     rng = check_random_state(random_state)
-    sampler = _Sampler(ground_truth, rng)
+    sampler = FactorSampler(ground_truth, rng)
     width = None
 
     def points(num: int):

@@ -25,7 +25,7 @@ __all__ = ["mig", "histogram_discretize", "quantile_discretize", "discrete_mutua
 def histogram_discretize(values, num_bins: int = 20) -> np.ndarray:
     """Column-wise equal-width histogram bin index (0 .. num_bins-1) of a 2-D array."""
     values = check_array(values, "values", min_rows=1)
-    num_bins = check_positive_int("num_bins", num_bins)
+    num_bins = check_positive_int(num_bins, "num_bins")
     out = np.zeros(values.shape, dtype=np.int64)
     for j in range(values.shape[1]):
         edges = np.histogram_bin_edges(values[:, j], bins=num_bins)
@@ -40,7 +40,7 @@ def quantile_discretize(values, num_bins: int = 20) -> np.ndarray:
     column, as mutual information itself is.
     """
     values = check_array(values, "values", min_rows=1)
-    num_bins = check_positive_int("num_bins", num_bins)
+    num_bins = check_positive_int(num_bins, "num_bins")
     out = np.zeros(values.shape, dtype=np.int64)
     for j in range(values.shape[1]):
         edges = np.unique(np.quantile(values[:, j], np.linspace(0, 1, num_bins + 1)[1:-1]))
@@ -64,22 +64,23 @@ def discrete_entropy(labels) -> np.ndarray:
     return out
 
 
-def discrete_mutual_info(codes_discrete, factors_discrete) -> np.ndarray:
-    """(num_codes, num_factors) mutual information (nats) between discrete columns.
+def discrete_mutual_info(factors_discrete, codes_discrete) -> np.ndarray:
+    """(num_factors, num_codes) mutual information (nats) between discrete columns:
+    entry ``[j, i]`` is ``I(code i; factor j)``.
 
     ``I(A; B) = sum_ab p(a, b) log(p(a, b) / (p(a) p(b)))`` from the joint histogram.
     """
     a_cols = [_labels(c) for c in np.asarray(codes_discrete).T]
     b_cols = [_labels(c) for c in np.asarray(factors_discrete).T]
     n = a_cols[0][0].size
-    out = np.zeros((len(a_cols), len(b_cols)))
+    out = np.zeros((len(b_cols), len(a_cols)))
     for i, (a, na) in enumerate(a_cols):
         pa = np.bincount(a, minlength=na) / n
         for j, (b, nb) in enumerate(b_cols):
             joint = np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb) / n
             pb = joint.sum(axis=0)
             nz = joint > 0
-            out[i, j] = np.sum(joint[nz] * np.log(joint[nz] / np.outer(pa, pb)[nz]))
+            out[j, i] = np.sum(joint[nz] * np.log(joint[nz] / np.outer(pa, pb)[nz]))
     return np.maximum(out, 0.0)
 
 
@@ -138,7 +139,7 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     factors = check_array(factors, "factors")
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
-    num_bins = check_positive_int("num_bins", num_bins, minimum=2)
+    num_bins = check_positive_int(num_bins, "num_bins", minimum=2)
     if discretization not in _DISCRETIZERS:
         raise ValueError(f"discretization must be one of {sorted(_DISCRETIZERS)}, got {discretization!r}")
     cat = resolve_categorical(factors, categorical, "factors")
@@ -148,12 +149,12 @@ def mig(factors, codes, *, num_bins: int = 20, categorical="auto", discretizatio
     f_disc = discretize(factors, num_bins)
     f_disc[:, cat] = factors[:, cat].astype(np.int64)
     c_disc = discretize(codes, num_bins)
-    info = discrete_mutual_info(c_disc, f_disc)
+    info = discrete_mutual_info(f_disc, c_disc)
     entropy = discrete_entropy(f_disc)
-    top = np.sort(info, axis=0)[::-1]
-    second = top[1] if top.shape[0] > 1 else np.zeros(top.shape[1])
+    top = np.sort(info, axis=1)[:, ::-1]
+    second = top[:, 1] if top.shape[1] > 1 else np.zeros(top.shape[0])
     keep = ~constant
     spread = entropy[keep] > 1e-12
-    gaps = np.where(spread, (top[0, keep] - second[keep]) / np.where(spread, entropy[keep], 1.0), 0.0)
+    gaps = np.where(spread, (top[keep, 0] - second[keep]) / np.where(spread, entropy[keep], 1.0), 0.0)
     value = float(np.clip(gaps, 0.0, 1.0).mean())
     return {"score": value, "mig": value}

@@ -49,12 +49,12 @@ __all__ = ["r4", "r4_matrix", "r4c"]
 
 
 def _check_options(num_splits, test_size, estimator, num_bins):
-    check_positive_int("num_splits", num_splits)
+    check_positive_int(num_splits, "num_splits")
     check_fraction(test_size, "test_size")
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
     if num_bins != "auto":
-        check_positive_int("num_bins", num_bins, minimum=2)
+        check_positive_int(num_bins, "num_bins", minimum=2)
 
 
 def r4_matrix(
@@ -241,9 +241,9 @@ def r4c(
     check_same_rows(factors=factors, codes=codes)
     factor_active = check_mask(factor_active, "factor_active", factors.shape)
     if code_hierarchy is None:
-        from hier_datasets.hierarchy import Group, Hierarchy
+        from hier_datasets.hierarchy import Hierarchy
 
-        code_hierarchy = Hierarchy(Group(tuple(f"z{j}" for j in range(codes.shape[1]))))
+        code_hierarchy = Hierarchy.flat(codes.shape[1])
     for attr in ("root", "index", "path_index", "path_active", "is_categorical", "num_dims"):
         if not hasattr(code_hierarchy, attr):
             raise TypeError(f"code_hierarchy must be a hier_datasets.Hierarchy, got {type(code_hierarchy).__name__}")
@@ -253,7 +253,7 @@ def r4c(
             f"{list(code_hierarchy.names)}), got {codes.shape[1]}"
         )
     _check_options(num_splits, test_size, estimator, num_bins)
-    check_positive_int("min_rows", min_rows, minimum=2)
+    check_positive_int(min_rows, "min_rows", minimum=2)
     cat = resolve_categorical(factors, categorical, "factors", active=factor_active)
     constant = constant_columns(factors, factor_active)
     check_not_all_constant(constant, where=" on the rows where it is active")

@@ -1,9 +1,10 @@
 """Separated attribute predictability (Kumar et al. 2018), disentanglement_lib's version.
 
 Constant factors: a factor that holds a single value carries no information to recover.
-Its column of :func:`sap_matrix` is NaN, it is left out of the mean over factors, and
+Its row of :func:`sap_matrix` is NaN, it is left out of the mean over factors, and
 a call where every factor is constant raises ``ValueError``. On inputs without constant
-factors the values are disentanglement_lib's.
+factors the values are disentanglement_lib's. The matrix is factors x codes (truth
+first), as everywhere in :mod:`hier_metrics`.
 """
 from __future__ import annotations
 
@@ -38,12 +39,12 @@ def _linear_r2(codes: np.ndarray, factors: np.ndarray) -> np.ndarray:
 
 def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, random_state=0,
                standardize: bool = False) -> np.ndarray:
-    """(num_codes, num_factors) predictability of each factor from each single code.
+    """(num_factors, num_codes) predictability of each factor from each single code.
 
     Continuous factors: the R^2 of a linear fit, i.e. the squared correlation, on all
     rows. Categorical factors: the held-out accuracy of a linear SVM
     (``LinearSVC(C=0.01, class_weight="balanced")``) on one code, with a random
-    ``test_size`` split, as disentanglement_lib does for discrete factors. The column
+    ``test_size`` split, as disentanglement_lib does for discrete factors. The row
     of a constant factor is NaN; every factor constant raises ``ValueError``.
 
     The SVM's penalty makes categorical scores depend on the codes' scale: codes on a
@@ -59,8 +60,8 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
     rng = check_random_state(random_state)
     constant = constant_columns(factors)
     check_not_all_constant(constant)
-    scores = _linear_r2(codes, factors)
-    scores[:, constant] = np.nan
+    scores = _linear_r2(codes, factors).T
+    scores[constant] = np.nan
     if standardize:
         spread = codes.std(axis=0)
         codes = codes / np.where(spread > 0, spread, 1.0)
@@ -73,11 +74,11 @@ def sap_matrix(factors, codes, *, categorical="auto", test_size: float = 1 / 3, 
             for i in range(codes.shape[1]):
                 x = codes[:, i : i + 1]
                 if np.unique(y[train]).size < 2 or np.ptp(x[train]) == 0:
-                    scores[i, j] = 0.0
+                    scores[j, i] = 0.0
                     continue
                 model = LinearSVC(C=0.01, class_weight="balanced", random_state=int(rng.integers(2**31 - 1)))
                 model.fit(x[train], y[train])
-                scores[i, j] = np.mean(model.predict(x[test]) == y[test])
+                scores[j, i] = np.mean(model.predict(x[test]) == y[test])
     return scores
 
 
@@ -115,8 +116,8 @@ def sap(factors, codes, *, random_state=0, **options) -> dict:
     """
     check_forwarded_options("sap", options, sap_matrix, passed=("factors", "codes", "random_state"))
     scores = sap_matrix(factors, codes, random_state=random_state, **options)
-    scores = scores[:, ~np.isnan(scores[0])]  # constant factors are left out
-    top = np.sort(scores, axis=0)[::-1]
-    second = top[1] if top.shape[0] > 1 else np.zeros(top.shape[1])
-    value = float(np.mean(top[0] - second))
+    scores = scores[~np.isnan(scores[:, 0])]  # constant factors are left out
+    top = np.sort(scores, axis=1)[:, ::-1]
+    second = top[:, 1] if top.shape[1] > 1 else np.zeros(top.shape[0])
+    value = float(np.mean(top[:, 0] - second))
     return {"score": value, "sap": value}

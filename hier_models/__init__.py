@@ -14,21 +14,25 @@ imported):
   COFHAE). :func:`fit_mimosa` (:class:`MimosaResult`: MIMOSA with its intermediate
   results), :data:`MIMOSA_DEFAULTS`, :data:`PAPER_SETTINGS` and
   :func:`paper_settings` (the paper's ``initial_dim`` and MIMOSA options of a
-  dataset) come from the private subpackage ``hier_models._mimosa``;
-  ``hier_models.mimosa`` is the function. MIMOSA raises :class:`NoHierarchyFound`
-  (a ``ValueError``) when no component of the codes survives its size filters.
-
-The ``hierbench`` command line lives in :mod:`hier_models.cli`, the only part of the
-package that imports ``hier_metrics`` and matplotlib.
+  dataset) come from the private subpackage ``hier_models._mimosa``. MIMOSA
+  raises :class:`NoHierarchyFound` (a ``ValueError``) when no component of the
+  codes survives its size filters.
 
 Each has ``encode(x) -> np.ndarray`` (posterior means) and reports its loss terms as
 Keras metrics. Network builders (:func:`build_encoder`, :func:`build_decoder`,
 :func:`build_ladder`) are public for reuse; :func:`pipeline` makes the TFDS input
 pipeline (imported on first use, as it loads TensorFlow Datasets).
+
+Training and scoring without the command line: :mod:`hier_models.registry` (the
+models by name, :data:`MODELS`), :mod:`hier_models.training` (the paper's schedule on
+numpy arrays), :mod:`hier_models.protocols` (the Boxhead paper's protocol),
+:mod:`hier_models.splits` (a built split as arrays), :mod:`hier_models.recipes`
+(``train`` a registered model with its protocol, ``score`` codes with every metric;
+it imports :mod:`hier_metrics`, which ``import hier_models`` does not) and
+:class:`FitProgress` (:mod:`hier_models.progress`). The ``hierbench`` command line is
+the app package :mod:`hierbench`, on top of this one; nothing here imports it or
+matplotlib.
 """
-import sys
-import types
-import warnings
 
 # _dependencies first: one clear ImportError where the light install lacks TensorFlow
 from hier_models import _dependencies, _mimosa  # noqa: F401
@@ -43,6 +47,8 @@ from hier_models.factor_vae import FactorVAE, build_discriminator
 from hier_models.hierarchical import fit_hierarchical
 from hier_models.ladders import ProLVAE, ProVLAE
 from hier_models.networks import LadderNetworks, build_decoder, build_encoder, build_ladder
+from hier_models.progress import FitProgress
+from hier_models.registry import MODELS
 from hier_models.schedules import LinearRamp, ladder_fade_in
 from hier_models.vae import VAE
 
@@ -53,6 +59,7 @@ __all__ = [
     "BetaTCVAE",
     "COFHAE",
     "FactorVAE",
+    "FitProgress",
     "LadderNetworks",
     "LinearRamp",
     "MIMOSA_DEFAULTS",
@@ -77,8 +84,6 @@ __all__ = [
     "pipeline",
 ]
 
-#: the flat models by name (COFHAE, which also takes a hierarchy, is not among them)
-MODELS = {cls.__name__: cls for cls in (AE, VAE, BetaTCVAE, FactorVAE, ProVLAE, ProLVAE)}
 
 
 def __getattr__(name):
@@ -86,31 +91,4 @@ def __getattr__(name):
         from hier_models.data import pipeline
 
         return pipeline
-    if name in _mimosa.DEPRECATED:  # INITIAL_DIM, CHOPSTICKS, SPACESHAPES: warns
-        return _mimosa.deprecated_alias(name, 1)
     raise AttributeError(f"module 'hier_models' has no attribute {name!r}")
-
-
-class _DeprecatedMimosaModule(types.ModuleType):
-    """``from hier_models.mimosa import X``, the old module path, forwarded to
-    ``hier_models._mimosa`` with a DeprecationWarning.
-
-    It lives in ``sys.modules`` only: the attribute ``hier_models.mimosa`` stays the
-    function, and ``hier_models.mimosa.<submodule>`` paths no longer exist.
-    """
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if name in _mimosa.DEPRECATED:
-            return _mimosa.deprecated_alias(name, 1)
-        warnings.warn(
-            f"importing {name!r} from hier_models.mimosa is deprecated; import it from hier_models "
-            "(hier_models.mimosa is the function)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(_mimosa, name)
-
-
-sys.modules.setdefault("hier_models.mimosa", _DeprecatedMimosaModule("hier_models.mimosa"))

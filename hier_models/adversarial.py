@@ -11,9 +11,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from hier_datasets.validation import check_units
 from hier_models import distribute
 from hier_models.networks import OUTPUT_DTYPE
-from hier_models.validation import check_units
 
 __all__ = [
     "Adversarial", "build_discriminator", "default_discriminator_optimizer", "discriminator_step", "matching_adam",
@@ -33,7 +33,7 @@ def build_discriminator(latent_dim: int, units=(1000,) * 6, name: str = "discrim
     bits (variables, logit and losses stay float32): about 2x faster on CPUs with
     bfloat16 instructions (AVX512-BF16, AMX) and on recent GPUs.
     """
-    units = check_units("discriminator_units", units)
+    units = check_units(units, "discriminator_units")
     if dtype not in DISCRIMINATOR_DTYPES:
         raise ValueError(f"discriminator_dtype must be one of {list(DISCRIMINATOR_DTYPES)}, got {dtype!r}")
     z = keras.Input((latent_dim,), name=f"{name}_input")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import keras
 
-from hier_datasets.validation import renamed_keywords
 from hier_models.single_layer import SingleLayerModel
 
 __all__ = ["AE"]
@@ -45,7 +44,6 @@ class AE(SingleLayerModel):
 
     loss_terms = ("loss", "reconstruction")
 
-    @renamed_keywords(seed="random_state")
     def __init__(self, input_shape, latent_dim: int = 10, **kwargs):
         super().__init__(input_shape, latent_dim, **kwargs)
         self._finish_init()

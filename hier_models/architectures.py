@@ -44,10 +44,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Callable, NamedTuple
 
-from hier_models.validation import check_choice, check_units
+from hier_datasets.validation import check_choice, check_units
 
 __all__ = [
     "ARCHITECTURES",
@@ -94,27 +93,6 @@ class ResidualSpec(NamedTuple):
     kernel: int
 
 
-#: the names these tuples had before (they read like Keras layers); deprecated
-_OLD_NAMES = {
-    "Conv": ConvSpec,
-    "Up": UpSpec,
-    "Dense": DenseSpec,
-    "Flatten": FlattenSpec,
-    "Reshape": ReshapeSpec,
-    "Residual": ResidualSpec,
-}
-
-
-def __getattr__(name):
-    if name in _OLD_NAMES:
-        new = _OLD_NAMES[name]
-        warnings.warn(
-            f"hier_models.architectures.{name} is deprecated; use {new.__name__}", DeprecationWarning, stacklevel=2
-        )
-        return new
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @dataclasses.dataclass(frozen=True)
 class ArchitectureSpec:
     """The stages of one architecture for one observation shape.
@@ -158,7 +136,7 @@ def _mlp(input_shape, hidden_units, ladder_layers):
             "input_shape (length,)"
         )
     default = (256, 256) if ladder_layers is None else (256,)
-    units = check_units("hidden_units", default if hidden_units is None else hidden_units)
+    units = check_units(default if hidden_units is None else hidden_units, "hidden_units")
     stage = tuple(DenseSpec(u) for u in units)
     num_layers = ladder_layers or 1
     return ArchitectureSpec(
@@ -282,7 +260,7 @@ def capacity_architecture(capacity: str, architecture: str | None = None) -> str
     """The architecture of a Boxhead ``capacity`` (``"small"`` or ``"large"``, see
     :data:`CAPACITIES`); ValueError for another capacity, or for an ``architecture``
     given as well that is not the capacity's."""
-    check_choice("capacity", capacity, CAPACITIES)
+    check_choice(capacity, "capacity", CAPACITIES)
     name = CAPACITIES[capacity]
     if architecture is not None and architecture != name:
         raise ValueError(
@@ -316,7 +294,7 @@ def architecture_spec(name, input_shape, *, hidden_units=None, ladder_layers: in
     """
     ladder = ladder_layers is not None
     name = default_architecture(input_shape, ladder=ladder) if name is None else name
-    check_choice("architecture", name, ARCHITECTURES)
+    check_choice(name, "architecture", ARCHITECTURES)
     if hidden_units is not None and name != "mlp":
         raise ValueError(f"hidden_units applies to architecture 'mlp' only, got architecture {name!r}")
     spec = _BUILDERS[name](tuple(input_shape), hidden_units, ladder_layers)

@@ -21,9 +21,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_choice, check_input_shape, check_positive, check_seed
 from hier_models import distribute, losses
-from hier_models.validation import check_choice, check_input_shape, check_positive
 
 __all__ = ["Autoencoder", "DEFAULT_OBSERVATION_STD", "LatestValue"]
 
@@ -82,7 +81,7 @@ class Autoencoder(keras.Model):
         discriminators' permutations of training step t are stateless draws from
         ``(random_state, t)``. Default (None): drawn at random and stored in the config,
         so a saved model resumes with the same noise. Network weights are initialised
-        by Keras (``keras.utils.set_random_seed``). ``seed`` is the deprecated name.
+        by Keras (``keras.utils.set_random_seed``).
       **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
 
     Raises:
@@ -92,25 +91,16 @@ class Autoencoder(keras.Model):
       RuntimeError: Keras runs on a backend other than TensorFlow.
 
     Example:
-      >>> import warnings
       >>> import keras
       >>> import hier_models
       >>> keras.utils.set_random_seed(0)
       >>> hier_models.AE((8,), latent_dim=2, hidden_units=(4,), random_state=7).get_config()["random_state"]
       7
-      >>> with warnings.catch_warnings(record=True) as caught:
-      ...     warnings.simplefilter("always")
-      ...     old = hier_models.AE((8,), latent_dim=2, hidden_units=(4,), seed=7)
-      >>> old.random_state
-      7
-      >>> [str(w.message) for w in caught if w.category is DeprecationWarning]
-      ["AE.__init__: the keyword 'seed' is deprecated, use 'random_state'"]
     """
 
     #: names of the Mean metrics reported by ``fit`` (set by subclasses)
     loss_terms: tuple = ("loss", "reconstruction")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -128,8 +118,8 @@ class Autoencoder(keras.Model):
         super().__init__(**kwargs)
         self.observation_shape = check_input_shape(input_shape)
         default = "bernoulli" if len(self.observation_shape) == 3 else "gaussian"
-        self.likelihood = check_choice("likelihood", default if likelihood is None else likelihood, losses.LIKELIHOODS)
-        self.observation_std = check_positive("observation_std", observation_std)
+        self.likelihood = check_choice(default if likelihood is None else likelihood, "likelihood", losses.LIKELIHOODS)
+        self.observation_std = check_positive(observation_std, "observation_std")
         if random_state is None:
             random_state = int(np.random.SeedSequence().entropy % (2**31))
         self.random_state = check_seed(random_state)
@@ -182,11 +172,6 @@ class Autoencoder(keras.Model):
     def step(self) -> int:
         """Training steps taken so far (restored by ``keras.models.load_model``)."""
         return int(self._step.numpy())
-
-    @property
-    def seed(self) -> int:
-        """Deprecated alias of :attr:`random_state` (read only)."""
-        return self.random_state
 
     def _seed(self, salt: int):
         """A stateless seed for this step; ``salt`` tells the draws of one step apart."""
@@ -417,14 +402,7 @@ class Autoencoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        """The model of a ``get_config()`` dict; a config saved before ``seed`` was
-        renamed ``random_state`` loads too (without a warning: the file is not the
-        caller's code)."""
-        config = dict(config)
-        if "seed" in config:
-            if "random_state" in config:
-                raise ValueError("config holds both 'seed' and its new name 'random_state'; keep 'random_state'")
-            config["random_state"] = config.pop("seed")
+        """The model of a ``get_config()`` dict."""
         return cls(**config)
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from hier_datasets.validation import renamed_keywords
+from hier_datasets.validation import check_choice, check_non_negative, check_positive_int
 from hier_models import distribute, losses
 from hier_models.vae import VAE
-from hier_models.validation import check_choice, check_non_negative, check_positive_int
 
 __all__ = ["BetaTCVAE"]
 
@@ -71,7 +70,6 @@ class BetaTCVAE(VAE):
 
     loss_terms = ("loss", "reconstruction", "kl", "mi", "tc", "dwkl")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -84,10 +82,10 @@ class BetaTCVAE(VAE):
         estimator: str = "mws",
         **kwargs,
     ):
-        alpha = check_non_negative("alpha", alpha)
-        gamma = check_non_negative("gamma", gamma)
-        dataset_size = None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
-        estimator = check_choice("estimator", estimator, losses.ESTIMATORS)
+        alpha = check_non_negative(alpha, "alpha")
+        gamma = check_non_negative(gamma, "gamma")
+        dataset_size = None if dataset_size is None else check_positive_int(dataset_size, "dataset_size")
+        estimator = check_choice(estimator, "estimator", losses.ESTIMATORS)
         super().__init__(input_shape, latent_dim, beta=beta, **kwargs)
         self.alpha, self.gamma, self.dataset_size, self.estimator = alpha, gamma, dataset_size, estimator
         self._config.update(dict(alpha=alpha, gamma=gamma, dataset_size=dataset_size, estimator=estimator))

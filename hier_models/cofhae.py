@@ -41,12 +41,11 @@ import tensorflow as tf
 from keras import ops
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_positive_int, renamed_keywords
+from hier_datasets.validation import check_choice, check_non_negative, check_positive, check_positive_int, check_units
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, matching_adam
 from hier_models.base import DEFAULT_OBSERVATION_STD, Autoencoder
 from hier_models.networks import build_decoder, build_encoder
-from hier_models.validation import check_choice, check_non_negative, check_positive, check_units
 
 __all__ = [
     "ABLATIONS", "COFHAE", "HierarchicalEncoding", "conditional_permute", "targets_from_assignments", "targets_from_factors",
@@ -277,7 +276,7 @@ class COFHAE(Adversarial, Autoencoder):
         ``200 ** -0.5`` (see :class:`~hier_models.base.Autoencoder`).
       random_state: integer seed (or numpy ``Generator``) of the TC permutations and
         the sampling noise; default (None): drawn and stored in the config (see
-        :class:`~hier_models.base.Autoencoder`). ``seed`` is the deprecated name.
+        :class:`~hier_models.base.Autoencoder`).
       **kwargs: ``name`` and ``trainable``, as for any ``keras.Model``.
 
     Raises:
@@ -305,7 +304,6 @@ class COFHAE(Adversarial, Autoencoder):
 
     loss_terms = ("loss", "reconstruction", "assignment", "supervision", "tc", "discriminator_loss", "discriminator_accuracy")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -338,17 +336,17 @@ class COFHAE(Adversarial, Autoencoder):
         if not (~hierarchy.is_categorical).any():
             raise ValueError("hierarchy must have at least one continuous dimension")
         self.hierarchy = hierarchy
-        self.tau = check_positive("tau", tau)
-        self.lambda_assign = check_non_negative("lambda_assign", lambda_assign)
-        self.lambda_tc = check_non_negative("lambda_tc", lambda_tc)
-        self.ablation = check_choice("ablation", ablation, tuple(ABLATIONS))
-        self.decoder_assignments = check_choice("decoder_assignments", decoder_assignments,
+        self.tau = check_positive(tau, "tau")
+        self.lambda_assign = check_non_negative(lambda_assign, "lambda_assign")
+        self.lambda_tc = check_non_negative(lambda_tc, "lambda_tc")
+        self.ablation = check_choice(ablation, "ablation", tuple(ABLATIONS))
+        self.decoder_assignments = check_choice(decoder_assignments, "decoder_assignments",
                                                 ("soft", "straight_through"))
-        self.assignment_probabilities = check_choice("assignment_probabilities", assignment_probabilities,
+        self.assignment_probabilities = check_choice(assignment_probabilities, "assignment_probabilities",
                                                      ("masked", "softmax"))
         self.supervise_assignments, self.tc_mode, self.supervise_codes = ABLATIONS[ablation]
-        units = check_units("discriminator_units", discriminator_units)
-        self.tc_rows = None if tc_rows is None else check_positive_int("tc_rows", tc_rows)
+        units = check_units(discriminator_units, "discriminator_units")
+        self.tc_rows = None if tc_rows is None else check_positive_int(tc_rows, "tc_rows")
         self.encoding = enc = HierarchicalEncoding(hierarchy)
         self.latent_dim = hierarchy.num_dims
         options = dict(architecture=architecture, activation=activation, hidden_units=hidden_units)

@@ -28,7 +28,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 
 import hier_datasets
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_seed
 
 __all__ = ["CACHE_LIMIT_BYTES", "observation_scale", "pipeline"]
 
@@ -63,7 +63,6 @@ def observation_scale(builder: tfds.core.DatasetBuilder, max_value=None) -> floa
     return 1.0 / float(max_value)
 
 
-@renamed_keywords(seed="random_state")
 def pipeline(
     name: str,
     split: str = "train",
@@ -85,8 +84,7 @@ def pipeline(
     ``name`` and ``split`` are as for ``tfds.load`` (e.g. ``"chopsticks/depth2_either"``,
     ``"train[:10%]"``). Yields observation batches, or ``(observation, factors)``
     pairs with ``with_factors=True``. ``shuffle`` reshuffles the examples every epoch
-    from ``random_state`` (an integer seed or a numpy Generator; ``seed`` is its
-    deprecated name); ``shuffle=False`` keeps the stored order (for evaluation).
+    from ``random_state`` (an integer seed or a numpy Generator); ``shuffle=False`` keeps the stored order (for evaluation).
     ``repeat`` repeats forever. ``cache=True`` reads the split into memory now
     (``"auto"``: when it takes at most :data:`CACHE_LIMIT_BYTES`), ``False`` streams it
     from the records, shuffling through a buffer of ``shuffle_buffer`` examples.

@@ -4,11 +4,10 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
+from hier_datasets.validation import check_non_negative, check_units
 from hier_models import losses
 from hier_models.adversarial import Adversarial, build_discriminator, default_discriminator_optimizer
 from hier_models.vae import VAE
-from hier_models.validation import check_non_negative, check_units
 
 __all__ = ["FactorVAE", "build_discriminator", "default_discriminator_optimizer"]
 
@@ -65,7 +64,6 @@ class FactorVAE(Adversarial, VAE):
 
     loss_terms = ("loss", "reconstruction", "kl", "tc", "discriminator_loss", "discriminator_accuracy")
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -76,8 +74,8 @@ class FactorVAE(Adversarial, VAE):
         discriminator_dtype: str | None = None,
         **kwargs,
     ):
-        gamma = check_non_negative("gamma", gamma)
-        units = check_units("discriminator_units", discriminator_units)
+        gamma = check_non_negative(gamma, "gamma")
+        units = check_units(discriminator_units, "discriminator_units")
         super().__init__(input_shape, latent_dim, **kwargs)
         self.gamma = gamma
         self.discriminator = build_discriminator(self.latent_dim, units, dtype=discriminator_dtype)

@@ -18,8 +18,9 @@ lambda_tc=10``: the single configuration of the authors' code (the default
 arguments of its training function), in the middle of the paper's grid for both
 penalties; one run costs 1/27 of the grid.
 
-Training follows appendix A.1: Adam with learning rate 1e-3, divided by 10 at 50%
-and by 100 at 75% of the steps, batch 256 (50 epochs in the paper).
+Training follows appendix A.1 (:func:`hier_models.training.fit_paper_schedule`):
+Adam with learning rate 1e-3, divided by 10 at 50% and by 100 at 75% of the steps,
+batch 256 (50 epochs in the paper).
 
 Every function that trains takes ``strategy``: a ``tf.distribute`` strategy (e.g.
 ``tf.distribute.MirroredStrategy()``) whose scope the models are built in, so that
@@ -36,101 +37,23 @@ from typing import Mapping, Sequence
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_seed
 from hier_models._mimosa import mimosa
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.distribute import in_scope
 from hier_models.selection import paper_rule, rule_ranking
+from hier_models.training import fit_paper_schedule, input_scale, paper_learning_rate, training_dataset
 
 __all__ = [
     "PAPER_GRID", "HalvingRung", "HalvingSelection", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical",
-    "fit_paper_schedule", "grid_points", "grid_search", "input_scale", "paper_learning_rate", "select_run",
-    "successive_halving", "train_cofhae", "training_dataset",
+    "grid_points", "grid_search", "select_run", "successive_halving", "train_cofhae",
 ]
 
 #: the paper's COFHAE grid (appendix A.1)
 PAPER_GRID = {"tau": (0.5, 0.67, 1.0), "lambda_assign": (10.0, 100.0, 1000.0), "lambda_tc": (1.0, 10.0, 100.0)}
-
-
-def paper_learning_rate(total_steps: int, initial: float = 1e-3):
-    """1e-3, divided by 10 at 50% and by 100 at 75% of ``total_steps``."""
-    if total_steps < 4:
-        return initial
-    bounds = [int(total_steps * 0.5), int(total_steps * 0.75)]
-    return keras.optimizers.schedules.PiecewiseConstantDecay(bounds, [initial, initial / 10, initial / 100])
-
-
-def input_scale(observations, scale: float | None = None) -> float | None:
-    """The factor that maps ``observations`` to the models' float input in [0, 1]:
-    ``scale`` as given, or None (used as they are) for float observations.
-
-    Integer observations are images as stored and need their dataset's scale,
-    ``1 / observation_max`` from its metadata (:func:`hier_models.data.observation_scale`
-    for a TFDS build, ``1 / ground_truth.observation_max`` for a generator): 1 for
-    Spaceshapes' 0/1 pixels, 1/255 for Boxhead's 0..255 colours. Nothing is guessed
-    from the values; pass floats in [0, 1] instead, if you like.
-    """
-    dtype = np.asarray(observations).dtype
-    if scale is None:
-        if np.issubdtype(dtype, np.integer):
-            raise TypeError(
-                f"observations are {dtype} (images as stored): pass scale=1/observation_max from the dataset's "
-                "metadata (1 for Spaceshapes' 0/1 pixels, 1/255 for 0..255 colours), or float observations in [0, 1]"
-            )
-        return None
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
-        raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
-    return float(scale)
-
-
-@renamed_keywords(seed="random_state")
-def training_dataset(observations, targets=None, batch_size: int = 256, random_state: int = 0, shuffle: bool = True,
-                     *, scale: float | None = None):
-    """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
-
-    Observations become float32, multiplied by ``scale`` when given (required for
-    integer images; see :func:`input_scale`); ``targets`` (if any) are paired with
-    them; shuffling is reseeded every epoch from ``random_state`` (an integer seed or
-    a numpy Generator; ``seed`` is its deprecated name).
-    """
-    x = np.asarray(observations)
-    factor = input_scale(x, scale)
-    parts = (x,) if targets is None else (x, targets.astype(np.float32))
-    ds = tf.data.Dataset.from_tensor_slices(parts)
-    if shuffle:
-        ds = ds.shuffle(min(len(x), 100_000), seed=check_seed(random_state), reshuffle_each_iteration=True)
-
-    def to_float(x, *rest):
-        x = tf.cast(x, tf.float32)
-        x = x if factor is None else x * factor
-        return (x, *rest) if rest else x
-
-    ds = ds.batch(batch_size).map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.prefetch(tf.data.AUTOTUNE)
-
-
-@renamed_keywords(seed="random_state")
-def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
-                       verbose: int = 0, callbacks=None, scale: float | None = None, **compile_options):
-    """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
-    ``epochs`` epochs (and ``compile_options``, e.g. a ``discriminator_optimizer``) and
-    fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
-    the History. ``batch_size`` is the global batch
-    when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
-    shuffles the examples (``seed`` is its deprecated name)."""
-    x = np.asarray(observations)
-    dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
-    steps = math.ceil(len(x) / batch_size) * epochs
-    with model.distribute_strategy.scope():  # the optimiser beside the model's variables
-        optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
-    model.compile(optimizer=optimizer, **compile_options)
-    return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 
 @dataclasses.dataclass
@@ -162,7 +85,6 @@ class HierarchicalFit:
         return self.run.model
 
 
-@renamed_keywords(seed="random_state")
 def train_cofhae(
     observations,
     hierarchy: Hierarchy,
@@ -182,8 +104,8 @@ def train_cofhae(
     ``callbacks`` go to ``fit``; ``discriminator_optimizer`` to ``compile`` (None: the
     model's default, Adam at the main learning rate and schedule); ``scale`` maps integer images to [0, 1] (see
     :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None;
-    ``random_state`` (an integer seed or a numpy Generator; ``seed`` is its deprecated
-    name) seeds the model and the shuffling."""
+    ``random_state`` (an integer seed or a numpy Generator) seeds the model and the
+    shuffling."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     input_scale(x, scale)
@@ -402,7 +324,6 @@ def successive_halving(
         done = end
 
 
-@renamed_keywords(seed="random_state")
 def fit_hierarchical(
     observations,
     *,
@@ -433,8 +354,8 @@ def fit_hierarchical(
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
     observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
     trains the autoencoder and every COFHAE run on its replicas, ``batch_size``
-    rows per global batch. ``random_state`` (an integer seed or a numpy Generator;
-    ``seed`` is its deprecated name) seeds every model and the shuffling."""
+    rows per global batch. ``random_state`` (an integer seed or a numpy Generator)
+    seeds every model and the shuffling."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:

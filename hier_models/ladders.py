@@ -47,7 +47,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
+from hier_datasets.validation import check_non_negative, check_positive_int
 from hier_models import losses
 from hier_models.architectures import default_architecture
 from hier_models.base import Autoencoder
@@ -62,7 +62,6 @@ from hier_models.schedules import (
     ladder_fade_in,
     resolve_length,
 )
-from hier_models.validation import check_non_negative, check_positive_int
 
 __all__ = ["ProLVAE", "ProVLAE", "resolve_latents_per_layer"]
 
@@ -77,26 +76,26 @@ def resolve_latents_per_layer(latent_dim=None, latents_per_layer=None, num_layer
     """
     sized = latents_per_layer is not None and not isinstance(latents_per_layer, (int, np.integer))
     if sized:
-        sizes = tuple(check_positive_int(f"latents_per_layer[{i}]", k) for i, k in enumerate(latents_per_layer))
+        sizes = tuple(check_positive_int(k, f"latents_per_layer[{i}]") for i, k in enumerate(latents_per_layer))
         if not sizes:
             raise ValueError("latents_per_layer must not be empty")
-        if num_layers is not None and check_positive_int("num_layers", num_layers) != len(sizes):
+        if num_layers is not None and check_positive_int(num_layers, "num_layers") != len(sizes):
             raise ValueError(f"num_layers={num_layers} does not match latents_per_layer={list(sizes)}")
     else:
-        num_layers = 3 if num_layers is None else check_positive_int("num_layers", num_layers)
+        num_layers = 3 if num_layers is None else check_positive_int(num_layers, "num_layers")
         if latents_per_layer is not None:
-            sizes = (check_positive_int("latents_per_layer", latents_per_layer),) * num_layers
+            sizes = (check_positive_int(latents_per_layer, "latents_per_layer"),) * num_layers
         elif latent_dim is None:
             sizes = (4,) * num_layers
         else:
-            latent_dim = check_positive_int("latent_dim", latent_dim)
+            latent_dim = check_positive_int(latent_dim, "latent_dim")
             if latent_dim % num_layers:
                 raise ValueError(
                     f"latent_dim={latent_dim} cannot be split evenly over num_layers={num_layers}; "
                     "pass latents_per_layer instead"
                 )
             sizes = (latent_dim // num_layers,) * num_layers
-    if latent_dim is not None and check_positive_int("latent_dim", latent_dim) != sum(sizes):
+    if latent_dim is not None and check_positive_int(latent_dim, "latent_dim") != sum(sizes):
         raise ValueError(f"latent_dim={latent_dim} does not match latents_per_layer={list(sizes)} (sum {sum(sizes)})")
     return sizes
 
@@ -106,7 +105,6 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
 
     conditional_prior = False
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -132,12 +130,12 @@ class _ProgressiveLadder(FollowsTrainingLength, Autoencoder):
         self.latents_per_layer = sizes
         self.num_layers = len(sizes)
         self.latent_dim = sum(sizes)
-        self.beta = check_non_negative("beta", beta)
+        self.beta = check_non_negative(beta, "beta")
         self.beta_anneal_steps = check_length("beta_anneal_steps", beta_anneal_steps)
         self.beta_start = check_weight_start("beta_start", beta_start, self.beta_anneal_steps)
         self.fade_in_steps = check_length("fade_in_steps", fade_in_steps)
         self.stage_steps = None if stage_steps is None else check_length("stage_steps", stage_steps)
-        self.gamma = check_non_negative("gamma", gamma)
+        self.gamma = check_non_negative(gamma, "gamma")
         if not isinstance(encoder_fade_in, (bool, np.bool_)):
             raise ValueError(f"encoder_fade_in must be True or False, got {encoder_fade_in!r}")
         self.encoder_fade_in = bool(encoder_fade_in)

@@ -18,6 +18,7 @@ import dataclasses
 
 import keras
 
+from hier_datasets.validation import check_input_shape, check_positive_int
 from hier_models.architectures import (
     ArchitectureSpec,
     ConvSpec,
@@ -29,7 +30,6 @@ from hier_models.architectures import (
     architecture_spec,
 )
 from hier_models.distribute import synchronised
-from hier_models.validation import check_input_shape, check_positive_int
 
 __all__ = ["OUTPUT_DTYPE", "LadderNetworks", "apply_stage", "build_decoder", "build_encoder", "build_ladder"]
 
@@ -140,7 +140,7 @@ def build_encoder(
     ``hidden_units`` the widths of an ``"mlp"``. The Boxhead architectures are used
     here with all three stages in sequence.
     """
-    output_dim = check_positive_int("output_dim", output_dim)
+    output_dim = check_positive_int(output_dim, "output_dim")
     spec = _spec(input_shape, architecture, hidden_units)
     return _chain(spec.input_shape, spec.encoder_stages, (DenseSpec(output_dim),), spec, activation, name)
 
@@ -155,7 +155,7 @@ def build_decoder(
     name: str = "decoder",
 ) -> keras.Model:
     """Code (``latent_dim``) -> linear outputs of shape ``input_shape`` (logits or means)."""
-    latent_dim = check_positive_int("latent_dim", latent_dim)
+    latent_dim = check_positive_int(latent_dim, "latent_dim")
     spec = _spec(input_shape, architecture, hidden_units)
     return _chain((latent_dim,), tuple(reversed(spec.decoder_stages)), spec.output, spec, activation, name)
 
@@ -210,7 +210,7 @@ def build_ladder(
     MLP with one hidden layer of ``prior_units`` on the concatenated codes of all
     layers above.
     """
-    sizes = tuple(check_positive_int(f"latents_per_layer[{i}]", k) for i, k in enumerate(latents_per_layer))
+    sizes = tuple(check_positive_int(k, f"latents_per_layer[{i}]") for i, k in enumerate(latents_per_layer))
     num_layers = len(sizes)
     spec = _spec(input_shape, architecture, hidden_units, ladder_layers=num_layers)
     activation = activation or spec.activation
@@ -264,7 +264,7 @@ def build_ladder(
 
     priors = []
     if conditional_prior:
-        prior_units = check_positive_int("prior_units", prior_units)
+        prior_units = check_positive_int(prior_units, "prior_units")
         for layer in range(1, num_layers):
             above = sum(sizes[layer:])
             p_in = keras.Input((above,))

@@ -49,9 +49,11 @@ fades in over steps 400-800 and layer 1 over 800-1,200.
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
+from hier_datasets.validation import check_choice, check_positive_int
 from hier_models.architectures import CAPACITIES, capacity_architecture
-from hier_models.validation import check_choice, check_positive_int
+from hier_models.registry import LADDERS, MODELS
 
 __all__ = [
     "BATCH_SIZE",
@@ -60,17 +62,18 @@ __all__ = [
     "LATENT_DIM",
     "LATENTS_PER_LAYER",
     "LEARNING_RATE",
-    "MODELS",
     "PAPER_STEPS",
     "PAPER_TRAINING_STEPS",
     "SCHEDULE_SHARE",
+    "STUDY_MODELS",
     "boxhead_optimizer",
+    "boxhead_protocol",
     "boxhead_settings",
     "schedule_steps",
 ]
 
 #: the models of the paper's study (section 5), by their hier_models names
-MODELS = ("VAE", "BetaTCVAE", "ProVLAE", "ProLVAE")
+STUDY_MODELS = ("VAE", "BetaTCVAE", "ProVLAE", "ProLVAE")
 #: latent variables of every model, and per ladder layer (layer 1 first)
 LATENT_DIM = 12
 LATENTS_PER_LAYER = (4, 4, 4)
@@ -87,7 +90,6 @@ BETA_START = {"single_layer": 200.0, "top": 150.0}
 #: the KL weight of ladder layers not yet faded in (appendix A: none)
 GAMMA = 0.0
 
-_LADDERS = ("ProVLAE", "ProLVAE")
 _ANNEALED = ("VAE", "BetaTCVAE")
 
 
@@ -109,7 +111,7 @@ def schedule_steps(training_steps: int | None = None) -> dict:
     end = _ladder_end(PAPER_STEPS)
     if training_steps is None:
         return {k: SCHEDULE_SHARE * v / end for k, v in PAPER_STEPS.items()}
-    training_steps = check_positive_int("training_steps", training_steps)
+    training_steps = check_positive_int(training_steps, "training_steps")
     factor = min(1.0, SCHEDULE_SHARE * training_steps / end)
     return {k: max(1, int(round(v * factor))) for k, v in PAPER_STEPS.items()}
 
@@ -124,13 +126,11 @@ def boxhead_settings(model: str, capacity: str = "small", training_steps: int | 
     ``stage_steps`` and ``gamma`` (:data:`GAMMA`). ``AE`` and ``FactorVAE``, which the
     paper did not train, get the networks and 12 codes.
     """
-    from hier_models import MODELS as ALL_MODELS
-
-    check_choice("model", model, ALL_MODELS)
-    check_choice("capacity", capacity, CAPACITIES)
+    check_choice(model, "model", MODELS)
+    check_choice(capacity, "capacity", CAPACITIES)
     steps = schedule_steps(training_steps)
     settings = {"architecture": capacity_architecture(capacity)}
-    if model in _LADDERS:
+    if model in LADDERS:
         settings.update(latents_per_layer=LATENTS_PER_LAYER, beta_anneal_steps=steps["top_anneal"],
                         beta_start=BETA_START["top"], fade_in_steps=steps["fade_in"], stage_steps=steps["stage"],
                         gamma=GAMMA)
@@ -150,6 +150,35 @@ def boxhead_optimizer():
 
 def training_steps(num_examples: int, batch_size: int, epochs: int) -> int:
     """Steps of ``epochs`` epochs over ``num_examples`` in batches of ``batch_size``."""
-    return check_positive_int("epochs", epochs) * math.ceil(
-        check_positive_int("num_examples", num_examples) / check_positive_int("batch_size", batch_size)
+    return check_positive_int(epochs, "epochs") * math.ceil(
+        check_positive_int(num_examples, "num_examples") / check_positive_int(batch_size, "batch_size")
     )
+
+
+def boxhead_protocol(model_name: str, options: Mapping, *, latent_dim: int | None, training_steps: int) -> dict:
+    """The constructor arguments of ``model_name`` on a Boxhead dataset: the paper's
+    protocol (:func:`boxhead_settings`: 12 codes, the small or large networks of its
+    appendix B.2, the KL weight annealed down to beta from 200 over 10,000 steps for
+    single-layer models and from 150 over 5,000 for the ladders' top layer, the
+    ladders' fade-in timetable, all shrunk to fit a shorter run), overridden by
+    ``options`` and ``latent_dim``. ``options["capacity"]`` chooses the networks
+    (default small); ``beta_anneal_steps=0`` (constant beta) drops the protocol's
+    start value.
+
+    Raises:
+      ValueError: an unknown model or capacity.
+    """
+    options = dict(options)
+    capacity = options.pop("capacity", None) or "small"
+    try:
+        settings = boxhead_settings(model_name, capacity, training_steps)
+    except ValueError as err:
+        raise ValueError(f"{model_name}: {err}; use capacity=small or capacity=large") from err
+    if "architecture" in options:
+        settings.pop("architecture")
+    if latent_dim is not None or "latent_dim" in options or "latents_per_layer" in options:
+        settings.pop("latent_dim", None)
+        settings.pop("latents_per_layer", None)
+    if options.get("beta_anneal_steps") == 0:
+        settings.pop("beta_start", None)
+    return {**settings, **options}

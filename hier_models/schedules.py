@@ -29,7 +29,7 @@ import warnings
 import keras
 from keras import ops
 
-from hier_models.validation import check_non_negative, check_non_negative_int, check_positive_int
+from hier_datasets.validation import check_non_negative, check_non_negative_int, check_positive_int
 
 __all__ = [
     "FollowsTrainingLength",
@@ -56,8 +56,8 @@ class LinearRamp:
     """
 
     def __init__(self, start: int = 0, duration: int = 0, initial: float = 0.0, final: float = 1.0):
-        self.start = check_non_negative_int("start", start)
-        self.duration = check_non_negative_int("duration", duration)
+        self.start = check_non_negative_int(start, "start")
+        self.duration = check_non_negative_int(duration, "duration")
         self.initial = float(initial)
         self.final = float(final)
 
@@ -94,7 +94,7 @@ def check_length(name: str, value):
         raise ValueError(f"{name} must be whole steps (an int >= 0) or a fraction of training (a float in [0, 1]), "
                          f"got {value!r}")
     if isinstance(value, numbers.Integral):
-        return check_non_negative_int(name, value)
+        return check_non_negative_int(value, name)
     value = float(value)
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{name} must be whole steps (an int >= 0) or a fraction of training (a float in [0, 1]), "
@@ -121,8 +121,8 @@ def ladder_fade_in(num_layers: int, fade_in_steps: int, stage_steps: int | None 
     5,000 steps (the Boxhead paper's) layer L-1 fades in over steps 5,000-10,000 and
     layer L-2 over 10,000-15,000, while the top layer trains alone first.
     """
-    fade_in_steps = check_non_negative_int("fade_in_steps", fade_in_steps)
-    stage = fade_in_steps if stage_steps is None else check_non_negative_int("stage_steps", stage_steps)
+    fade_in_steps = check_non_negative_int(fade_in_steps, "fade_in_steps")
+    stage = fade_in_steps if stage_steps is None else check_non_negative_int(stage_steps, "stage_steps")
     return [LinearRamp(start=(num_layers - layer) * stage, duration=fade_in_steps) for layer in range(1, num_layers)]
 
 
@@ -135,11 +135,11 @@ def annealed_weight(weight: float, anneal_steps: int | None, name: str = "beta",
     section 5). ``anneal_steps=0``: constant ``weight``; None: a length not yet known,
     the weight stays at ``start``.
     """
-    weight = check_non_negative(name, weight)
-    start = check_non_negative(f"{name}_start", start)
+    weight = check_non_negative(weight, name)
+    start = check_non_negative(start, f"{name}_start")
     if anneal_steps is None:
         return LinearRamp(start=_NEVER, duration=1, initial=start, final=weight)
-    anneal_steps = check_non_negative_int(f"{name}_anneal_steps", anneal_steps)
+    anneal_steps = check_non_negative_int(anneal_steps, f"{name}_anneal_steps")
     return LinearRamp(start=0, duration=anneal_steps, initial=start, final=weight)
 
 
@@ -150,7 +150,7 @@ def check_weight_start(name: str, start, anneal_steps):
     silently ignored)."""
     if start is None:
         return None
-    start = check_non_negative(name, start)
+    start = check_non_negative(start, name)
     anneal_name = name.replace("_start", "_anneal_steps")
     if anneal_steps == 0:
         raise ValueError(
@@ -179,7 +179,7 @@ def fit_steps(x=None, *, batch_size=None, epochs=1, initial_epoch=0, steps_per_e
     """
     epochs_run = max(0, int(epochs) - int(initial_epoch))
     if steps_per_epoch is not None:
-        return epochs_run * check_positive_int("steps_per_epoch", steps_per_epoch)
+        return epochs_run * check_positive_int(steps_per_epoch, "steps_per_epoch")
     import tensorflow as tf
 
     if isinstance(x, tf.data.Dataset):
@@ -212,7 +212,7 @@ class FollowsTrainingLength:
     """
 
     def _init_training_length(self, training_steps):
-        self.training_steps = None if training_steps is None else check_positive_int("training_steps", training_steps)
+        self.training_steps = None if training_steps is None else check_positive_int(training_steps, "training_steps")
         self._fixed_length = self.training_steps is not None
         self._config["training_steps"] = self.training_steps
 
@@ -232,7 +232,7 @@ class FollowsTrainingLength:
 
     def set_training_steps(self, training_steps: int) -> None:
         """Set the training length that fraction schedules refer to (``fit`` calls it)."""
-        training_steps = check_positive_int("training_steps", training_steps)
+        training_steps = check_positive_int(training_steps, "training_steps")
         if training_steps == self.training_steps:
             return
         self.training_steps = training_steps

@@ -2,10 +2,10 @@
 and one decoder network around :class:`hier_models.base.Autoencoder`."""
 from __future__ import annotations
 
+from hier_datasets.validation import check_positive_int
 from hier_models.architectures import architecture_spec
 from hier_models.base import Autoencoder
 from hier_models.networks import build_decoder, build_encoder
-from hier_models.validation import check_positive_int
 
 __all__ = ["SingleLayerModel"]
 
@@ -56,7 +56,7 @@ class SingleLayerModel(Autoencoder):
         **kwargs,
     ):
         super().__init__(input_shape, **kwargs)
-        self.latent_dim = check_positive_int("latent_dim", latent_dim)
+        self.latent_dim = check_positive_int(latent_dim, "latent_dim")
         spec = architecture_spec(architecture, self.observation_shape, hidden_units=hidden_units)
         self.architecture = spec.name
         options = dict(architecture=spec.name, activation=activation, hidden_units=hidden_units)

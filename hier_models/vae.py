@@ -4,7 +4,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from hier_datasets.validation import renamed_keywords
+from hier_datasets.validation import check_non_negative
 from hier_models import losses
 from hier_models.schedules import (
     FollowsTrainingLength,
@@ -14,7 +14,6 @@ from hier_models.schedules import (
     resolve_length,
 )
 from hier_models.single_layer import SingleLayerModel
-from hier_models.validation import check_non_negative
 
 __all__ = ["VAE"]
 
@@ -74,7 +73,6 @@ class VAE(FollowsTrainingLength, SingleLayerModel):
     loss_terms = ("loss", "reconstruction", "kl")
     encoder_heads = 2  # means and log variances
 
-    @renamed_keywords(seed="random_state")
     def __init__(
         self,
         input_shape,
@@ -86,7 +84,7 @@ class VAE(FollowsTrainingLength, SingleLayerModel):
         training_steps: int | None = None,
         **kwargs,
     ):
-        beta = check_non_negative("beta", beta)
+        beta = check_non_negative(beta, "beta")
         beta_anneal_steps = check_length("beta_anneal_steps", beta_anneal_steps)
         beta_start = check_weight_start("beta_start", beta_start, beta_anneal_steps)
         super().__init__(input_shape, latent_dim, **kwargs)

@@ -77,10 +77,6 @@ def perfect_codes(factors: np.ndarray, warps=MILD_WARPS) -> np.ndarray:
     return np.column_stack([warps[j](factors[:, perm[j]]) for j in range(k)])
 
 
-def flat_hierarchy(k: int, prefix: str = "z") -> Hierarchy:
-    return Hierarchy(Group(tuple(f"{prefix}{j}" for j in range(k))))
-
-
 # ------------------------------------------- re-layouts of Spaceshapes' hierarchy
 JET = Categorical("jet", (("none", Group()), ("jet", Group(("jetlen",)))))
 #: x and y pushed down into every shape's branch

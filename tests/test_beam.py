@@ -11,8 +11,9 @@ import tensorflow_datasets as tfds  # noqa: E402
 
 import hier_datasets  # noqa: E402
 from hier_datasets.beam_build import GenerateChunks, GenerateSplit  # noqa: E402
-from hier_datasets.builder import CHUNK, HierarchicalConfig, chunk_examples  # noqa: E402
+from hier_datasets.builder import HierarchicalConfig  # noqa: E402
 from hier_datasets.chopsticks import ChopsticksBuilder  # noqa: E402
+from hier_datasets.generation import CHUNK, chunk_examples  # noqa: E402
 
 MULTI = "direct_num_workers=2,direct_running_mode=multi_processing"
 

@@ -10,10 +10,10 @@ import hier_datasets
 import hier_models
 from hier_models import protocols
 from hier_models.architectures import CAPACITIES, capacity_architecture
-from hier_models.cli.datasets import DatasetRef, SplitArrays
-from hier_models.cli.errors import CommandError
-from hier_models.cli.options import parse_options
-from hier_models.cli.training import boxhead_protocol, train
+from hier_models.protocols import boxhead_protocol
+from hier_models.recipes import train
+from hier_models.splits import SplitArrays
+from hierbench.options import parse_options
 
 MODELS = tuple(hier_models.MODELS)
 
@@ -67,7 +67,7 @@ def test_protocol_models_anneal_beta_down_as_the_authors_did(model):
     """The authors' jobs: beta from 200 to beta over 10,000 steps (single-layer models),
     from 150 over 5,000 (the ladders' top layer), linearly from step 0."""
     assert protocols.BETA_START == {"single_layer": 200.0, "top": 150.0} and protocols.GAMMA == 0.0
-    if model not in protocols.MODELS:
+    if model not in protocols.STUDY_MODELS:
         return
     settings = protocols.boxhead_settings(model, "small", 200_000)
     built = hier_models.MODELS[model]((64, 64, 3), beta=5.0, random_state=0, **{**settings, "architecture": "burgess"})
@@ -82,7 +82,7 @@ def test_bad_protocol_arguments_are_named():
         protocols.boxhead_settings("VAE", "huge")
     with pytest.raises(ValueError, match="model"):
         protocols.boxhead_settings("COFHAE")
-    with pytest.raises(CommandError, match="capacity=large"):
+    with pytest.raises(ValueError, match="capacity=large"):
         boxhead_protocol("VAE", {"capacity": "tiny"}, latent_dim=None, training_steps=10)
 
 
@@ -107,7 +107,7 @@ def _fake_boxhead(n=8) -> SplitArrays:
     rng = np.random.default_rng(0)
     k = len(gt.factor_names)
     return SplitArrays(
-        dataset=DatasetRef("boxhead", "boxhead1", n, n), split="train",
+        dataset=f"boxhead/boxhead1_{n}_{n}", split="train",
         observations=rng.integers(0, 256, (n, 64, 64, 3), dtype=np.uint8),
         factors=rng.uniform(0, 1, (n, k)), active=np.ones((n, k), bool), paths=np.zeros(n, np.int64),
         hierarchy=gt.hierarchy, scale=1 / 255,
@@ -115,7 +115,7 @@ def _fake_boxhead(n=8) -> SplitArrays:
 
 
 def _check_trained(model_name: str, data: SplitArrays):
-    trained = train(model_name, data, epochs=1, batch_size=4, seed=0, show_progress=False)
+    trained = train(model_name, data, epochs=1, batch_size=4, random_state=0, show_progress=False)
     model = trained.model
     assert model.latent_dim == 12 and trained.settings["latent_dim"] == 12
     assert model.architecture == "boxhead_small" and trained.settings["protocol"] == "boxhead"

@@ -17,10 +17,10 @@ pytest.importorskip("pyvista")
 import tensorflow_datasets as tfds  # noqa: E402
 
 import hier_datasets  # noqa: E402
+from boxhead_factors import IDX, MICRO, circ, row  # noqa: E402
 from hier_datasets.boxhead import BoxheadBuilder, generator, workers  # noqa: E402
 from hier_datasets.boxhead.generator import FACTOR_NAMES, VARIANTS, Boxhead, rgb_to_hue  # noqa: E402
 from hier_datasets.builder import sized_config  # noqa: E402
-from test_boxhead import IDX, MICRO, circ, row  # noqa: E402
 
 HERE = str(Path(__file__).parent)
 GT = Boxhead(workers=1)

@@ -20,13 +20,12 @@ import tensorflow_datasets as tfds
 
 import hier_datasets  # noqa: F401  (registers the builders for tfds.load)
 from conftest import CLI_DATASET as DATASET
-from hier_models.cli import main
+from hierbench.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--train-size", "400", "--test-size", "300", "--epochs", "1", "--autoencoder-epochs", "1",
         "--interventional-points", "60", "--quiet"]
-#: the run names the whole method by its deprecated name, which must keep working
-MODELS = ("AE", "BetaTCVAE", "COFHAE")
+MODELS = ("AE", "BetaTCVAE", "Hierarchical")
 #: the report's rows and the stems of their figures
 ROWS = ("AE", "BetaTCVAE", "COFHAE (MIMOSA hierarchy)")
 HIERARCHICAL_ROW, HIERARCHICAL_STEM = ROWS[2], "cofhae_mimosa_hierarchy"
@@ -176,7 +175,7 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(data_dir, tmp_p
 
 
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
-    from hier_models.cli import options, training
+    from hierbench import models, options
 
     monkeypatch.setattr(options, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0)})  # 4 runs, not 27
     out = tmp_path / "grid"
@@ -194,7 +193,7 @@ def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, cap
     assert chosen["assignment_loss"] == min(r["assignment_loss"] for r in grid)
     chosen_point = chosen["hyperparameters"]
     assert settings["selected"] == f"tau={chosen_point['tau']:g} lambda_tc={chosen_point['lambda_tc']:g}"
-    saved = training.load_model(out)
+    saved = models.load_model(out)
     assert (saved.tau, saved.lambda_tc) == (chosen["hyperparameters"]["tau"], chosen["hyperparameters"]["lambda_tc"])
     printed = capsys.readouterr().out
     assert f"grid of 4 COFHAE runs; selected {settings['selected']}" in printed
@@ -275,7 +274,7 @@ def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):
 def test_help_of_every_command(capsys):
     for command, words in {
         "build": ["NAME", "--traceback"],
-        "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "Hierarchical:", "COFHAE (for Hierarchical)"],
+        "train": ["--dataset", "--model", "--out", "--set", "BetaTCVAE:", "Hierarchical:"],
         "evaluate": ["--codes", "--model", "shuffle_files=False", "--code-hierarchy"], "report": ["RUN_DIR"],
         "run": ["--datasets", "--models", "--seeds", "--train-size", "--epochs", "20000 train / 5000 test"],
     }.items():
@@ -298,25 +297,22 @@ def test_build_prints_the_examples_of_every_path(data_dir, capsys):
 
 
 # ------------------------------------------------- names, errors and layering
-def test_cofhae_is_a_deprecated_name_of_the_whole_method():
-    from hier_models.cli.options import HIERARCHICAL, resolve_model, row_label
+def test_model_names_resolve_case_insensitively():
+    from hierbench.options import HIERARCHICAL, resolve_model, row_label
 
-    with pytest.warns(FutureWarning, match="'cofhae' is deprecated.*call it 'Hierarchical'"):
-        assert resolve_model("cofhae") == HIERARCHICAL == "Hierarchical"
+    assert resolve_model("hierarchical") == HIERARCHICAL == "Hierarchical"
     assert resolve_model("HIERARCHICAL") == HIERARCHICAL
     assert row_label(HIERARCHICAL) == "COFHAE (MIMOSA hierarchy)" and row_label("AE") == "AE"
     with pytest.raises(TypeError, match="model name must be a string"):
         resolve_model(3)
 
 
-def test_deprecated_name_warns_in_one_plain_line(capsys, tmp_path):
-    """`--set COFHAE.KEY=VALUE` still resolves (here to a clean failure later on)."""
-    code = main(["run", "--models", "AE", "--set", "COFHAE.tau=0.5", "--out", str(tmp_path / "out")])
+def test_set_for_a_model_not_run_fails_in_one_line(capsys, tmp_path):
+    code = main(["run", "--models", "AE", "--set", "Hierarchical.tau=0.5", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert err[0] == ("hierbench: warning: model name 'COFHAE' is deprecated: it trains the whole method "
-                      "(smooth autoencoder, MIMOSA, COFHAE); call it 'Hierarchical'")
-    assert err[1].startswith("hierbench run: --set 'COFHAE.tau=0.5' names Hierarchical, which is not among the models AE")
+    assert err[0].startswith(
+        "hierbench run: --set 'Hierarchical.tau=0.5' names Hierarchical, which is not among the models AE")
 
 
 def test_user_error_is_one_line_and_its_traceback_on_request(capsys, tmp_path, monkeypatch):
@@ -331,7 +327,7 @@ def test_user_error_is_one_line_and_its_traceback_on_request(capsys, tmp_path, m
 
 
 def test_an_internal_bug_surfaces_with_its_traceback(tmp_path, monkeypatch, capsys):
-    from hier_models.cli import report
+    from hierbench import report
 
     def broken(run_dir):
         raise ValueError("an internal bug, not the user's input")
@@ -343,13 +339,12 @@ def test_an_internal_bug_surfaces_with_its_traceback(tmp_path, monkeypatch, caps
 
 
 def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys, monkeypatch):
-    from hier_models import NoHierarchyFound
-    from hier_models.cli import training
+    from hier_models import NoHierarchyFound, recipes
 
     def no_hierarchy(*args, **kwargs):
         raise NoHierarchyFound("no component reached min_size_merged=8 points")
 
-    monkeypatch.setattr(training, "fit_hierarchical", no_hierarchy)
+    monkeypatch.setattr(recipes, "fit_hierarchical", no_hierarchy)
     common = ["train", "--dataset", DATASET, "--model", "Hierarchical", "--data-dir", data_dir, "--quiet"]
     _fails(capsys, [*common, "--out", str(tmp_path / "m")], tmp_path,
            r"MIMOSA found no hierarchy in the autoencoder's codes \(no component reached .*\); train on more examples")
@@ -362,14 +357,14 @@ def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys,
 
 
 def test_the_models_core_imports_neither_metrics_nor_matplotlib():
-    """Only hier_models.cli scores and draws: `import hier_models` works with matplotlib
+    """The models import no metrics until asked: `import hier_models` works with matplotlib
     unavailable (Keras, which tries it, does without) and loads no hier_metrics."""
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"
         "import hier_models, hier_models.hierarchical, hier_models.data, hier_models.cofhae\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hier_metrics', 'matplotlib') and sys.modules[m])\n"
         "assert not loaded, loaded\n"
-        "import hier_models.cli\n"
+        "import hierbench.cli\n"
         "assert 'hier_metrics' in sys.modules\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -403,7 +398,7 @@ def test_mimosa_tells_no_hierarchy_from_a_bad_setting():
 def test_fit_progress_counts_its_unit_and_keeps_each_stages_history(unit, ticks):
     import keras
 
-    from hier_models.cli.training import FitProgress
+    from hier_models.progress import FitProgress
 
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")

@@ -20,7 +20,7 @@ import tensorflow as tf
 import hier_models
 from conftest import CLI_DATASET
 from hier_models import distribute, losses
-from hier_models.cli import main
+from hierbench.cli import main
 
 CHECKS = Path(__file__).with_name("distribute_checks.py")
 ROOT = CHECKS.parent.parent

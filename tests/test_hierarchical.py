@@ -8,13 +8,12 @@ from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.hierarchical import (
     HierarchicalRun,
     fit_hierarchical,
-    fit_paper_schedule,
-    paper_learning_rate,
     select_run,
     successive_halving,
     train_cofhae,
 )
 from hier_models.selection import paper_rule, rule_ranking
+from hier_models.training import fit_paper_schedule, paper_learning_rate
 
 
 def test_paper_learning_rate_steps_down_at_half_and_three_quarters():

@@ -27,10 +27,10 @@ def test_dci_exact_values(k):
     uniform = hm.dci_from_importance(np.ones((k, k)))
     assert uniform["disentanglement"] == pytest.approx(0.0, abs=1e-12)
     assert uniform["completeness"] == pytest.approx(0.0, abs=1e-12)
-    # one code drives two of the k factors; nothing else matters
+    # one code drives two of the k factors; nothing else matters (r is codes x factors)
     r = np.zeros((4, k))
     r[0, :2] = [3.0, 3.0]
-    res = hm.dci_from_importance(r)
+    res = hm.dci_from_importance(r.T)
     assert res["disentanglement"] == pytest.approx(1 - np.log(2) / np.log(k), abs=1e-12)
     assert res["completeness"] == pytest.approx(1.0, abs=1e-12)
 
@@ -38,12 +38,12 @@ def test_dci_exact_values(k):
 def test_dci_weighted_by_importance():
     """Codes (rows) weighted by their share of the total importance (Eastwood & Williams eq. 3)."""
     r = np.array([[1.0, 0.0], [1.0, 1.0]])  # code 0 pure (weight 1/3), code 1 evenly split (weight 2/3)
-    res = hm.dci_from_importance(r)
+    res = hm.dci_from_importance(r.T)  # r is codes x factors
     assert res["disentanglement"] == pytest.approx(1 / 3, abs=1e-12)
     # factor 0 spread evenly over both codes (weight 2/3), factor 1 on code 1 only (weight 1/3)
     assert res["completeness"] == pytest.approx(1 / 3, abs=1e-12)
     # an idle code changes neither score
-    res_idle = hm.dci_from_importance(np.vstack([r, np.zeros((1, 2))]))
+    res_idle = hm.dci_from_importance(np.vstack([r, np.zeros((1, 2))]).T)
     assert res_idle["disentanglement"] == pytest.approx(1 / 3, abs=1e-12)
     # ... except that completeness is measured in base 3 (codes) now: factor 0 has entropy log 2 / log 3
     assert res_idle["completeness"] == pytest.approx(2 / 3 * (1 - np.log(2) / np.log(3)) + 1 / 3, abs=1e-12)
@@ -51,7 +51,7 @@ def test_dci_weighted_by_importance():
 
 def test_dci_degenerate_importances_are_finite():
     assert hm.dci_from_importance(np.zeros((3, 4))) == {"disentanglement": 0.0, "completeness": 0.0}
-    one_factor = hm.dci_from_importance(np.array([[0.2], [0.8]]))
+    one_factor = hm.dci_from_importance(np.array([[0.2, 0.8]]))  # one factor, two codes
     assert one_factor["disentanglement"] == 1.0
     assert one_factor["completeness"] == pytest.approx(1 - (-(0.2 * np.log(0.2) + 0.8 * np.log(0.8)) / np.log(2)))
     with pytest.raises(ValueError, match="non-negative"):
@@ -95,8 +95,8 @@ def test_dci_categorical_factors_use_classifiers():
     v = np.column_stack([rng.integers(0, 3, 900), rng.uniform(size=900)])
     codes = np.column_stack([rng.normal(size=900), np.array([5.0, -2.0, 1.0])[v[:, 0].astype(int)], np.exp(v[:, 1])])
     imp = hm.importance_matrix(v, codes)
-    assert imp["importance"].shape == (3, 2)
-    np.testing.assert_array_equal(imp["importance"].argmax(axis=0), [1, 2])
+    assert imp["importance"].shape == (2, 3)  # factors x codes
+    np.testing.assert_array_equal(imp["importance"].argmax(axis=1), [1, 2])
     assert imp["informativeness_test"][0] == pytest.approx(1.0)  # accuracy
     assert imp["informativeness_test"][1] > 0.95  # R^2
 
@@ -115,7 +115,7 @@ def test_dci_lightgbm_backend_agrees_with_the_default(factors):
     z = np.column_stack([v[:, 0] + 0.3 * rng.normal(size=1500), np.exp(v[:, 1]) + 0.5 * v[:, 2], v[:, 2],
                          rng.normal(size=1500)])
     default, light = hm.importance_matrix(v, z), hm.importance_matrix(v, z, backend="lightgbm")
-    np.testing.assert_allclose(light["importance"].sum(axis=0), 1.0)  # normalised per factor, as scikit-learn's
+    np.testing.assert_allclose(light["importance"].sum(axis=1), 1.0)  # normalised per factor, as scikit-learn's
     np.testing.assert_allclose(light["importance"], default["importance"], atol=0.1)
     for key in ("disentanglement", "completeness"):
         assert hm.dci_from_importance(light["importance"])[key] == pytest.approx(
@@ -140,7 +140,7 @@ def test_dci_split_scores_each_group_on_its_own_columns():
     assert res["micro"]["disentanglement"] < 0.05
     assert res["micro"]["completeness"] == pytest.approx(1 - np.log(2) / np.log(5), abs=0.03)
     full = hm.importance_matrix(v, codes)
-    expected = hm.dci_from_importance(full["importance"][:, [3, 4]])
+    expected = hm.dci_from_importance(full["importance"][[3, 4]])
     assert res["micro"]["disentanglement"] == pytest.approx(expected["disentanglement"])
     assert res["micro"]["completeness"] == pytest.approx(expected["completeness"])
     assert res["micro"]["informativeness_test"] == pytest.approx(full["informativeness_test"][[3, 4]].mean())
@@ -217,7 +217,7 @@ def test_sap_perfect_shuffled_constant_duplicated(factors):
     assert hm.sap(factors, codes[np.random.default_rng(6).permutation(N)])["sap"] < 0.05
     assert hm.sap(factors, np.zeros_like(codes))["sap"] == 0.0
     dup = hm.sap(factors, np.column_stack([codes, codes[:, 0]]))["sap"]
-    assert dup == pytest.approx(perfect - 0.2 * hm.sap_matrix(factors, codes)[0, 2], abs=0.01)
+    assert dup == pytest.approx(perfect - 0.2 * hm.sap_matrix(factors, codes)[2, 0], abs=0.01)
 
 
 def test_sap_categorical_factor_uses_a_linear_classifier():
@@ -226,7 +226,7 @@ def test_sap_categorical_factor_uses_a_linear_classifier():
     codes = np.column_stack([y[:, 0] + 0.1 * rng.normal(size=1200), rng.normal(size=1200)])
     matrix = hm.sap_matrix(y, codes)
     assert matrix[0, 0] > 0.98  # accuracy of the informative code
-    assert 0.35 < matrix[1, 0] < 0.65  # chance level for noise
+    assert 0.35 < matrix[0, 1] < 0.65  # chance level for noise
 
 
 # --------------------------------------------- disentanglement_lib's formulas

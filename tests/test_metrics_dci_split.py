@@ -7,6 +7,7 @@ import hier_metrics as hm
 
 # factors 0, 1 macro; 2, 3 micro. Codes 0 and 1 each carry one macro factor, code 2
 # carries both micro factors evenly, code 3 carries factor 0 and factor 2 equally (a tie).
+# Written codes x factors (one row per code), so the calls pass R.T (factors x codes).
 R = np.array([
     [1.0, 0.0, 0.0, 0.0],
     [0.0, 1.0, 0.0, 0.0],
@@ -26,17 +27,17 @@ def test_every_code_for_every_group():
     (1 - log 2 / log 4 = 1/2, weight 2/3), factor 1 on one (1, weight 1/3): C = 2/3.
     micro columns: code 2 even (0, weight 2/3), code 3 pure (1, weight 1/3): D = 1/3;
     factor 2 on 2 of 4 codes (1/2, weight 2/3), factor 3 on one: C = 2/3."""
-    res = hm.dci_split_from_importance(R, GROUPS)
+    res = hm.dci_split_from_importance(R.T, GROUPS)
     assert scores(res) == pytest.approx([1.0, 2 / 3, 1 / 3, 2 / 3], abs=1e-12)
     assert "codes" not in res["macro"]
-    assert res == hm.dci_split_from_importance(R, GROUPS, code_assignment="all")
+    assert res == hm.dci_split_from_importance(R.T, GROUPS, code_assignment="all")
 
 
 def test_each_code_in_the_group_of_its_largest_importance():
     """Codes 0, 1 go to macro (identity: D = C = 1); codes 2, 3 to micro (code 3's tie goes
     to the group listed last) with R = [[1, 1], [1, 0]]: D = 1/3, and factor 2 spread over
     both micro codes (0, weight 2/3), factor 3 on one (1, weight 1/3): C = 1/3."""
-    res = hm.dci_split_from_importance(R, GROUPS, code_assignment="argmax")
+    res = hm.dci_split_from_importance(R.T, GROUPS, code_assignment="argmax")
     assert scores(res) == pytest.approx([1.0, 1.0, 1 / 3, 1 / 3], abs=1e-12)
     np.testing.assert_array_equal(res["macro"]["codes"], [0, 1])
     np.testing.assert_array_equal(res["micro"]["codes"], [2, 3])
@@ -45,7 +46,7 @@ def test_each_code_in_the_group_of_its_largest_importance():
 def test_ties_go_to_the_group_listed_last():
     """Listed micro first, code 3 joins macro: R = [[1, 0], [0, 1], [1, 0]] gives D = 1 and
     C = 2/3 (1 - log 2 / log 3) + 1/3; micro keeps code 2 alone: D = 0, C = 1 (one code)."""
-    res = hm.dci_split_from_importance(R, {"micro": [2, 3], "macro": [0, 1]}, code_assignment="argmax")
+    res = hm.dci_split_from_importance(R.T, {"micro": [2, 3], "macro": [0, 1]}, code_assignment="argmax")
     expected_c = 2 / 3 * (1 - np.log(2) / np.log(3)) + 1 / 3
     assert scores(res) == pytest.approx([0.0, 1.0, 1.0, expected_c], abs=1e-12)  # micro, macro
     np.testing.assert_array_equal(res["macro"]["codes"], [0, 1, 3])
@@ -54,7 +55,7 @@ def test_ties_go_to_the_group_listed_last():
 def test_a_code_without_importance_widens_the_last_group():
     """A dead code ties at 0 and joins micro: no weight in D, but completeness now spreads
     over 3 codes: factor 2 on 2 of 3 (1 - log 2 / log 3, weight 2/3), factor 3 on one."""
-    res = hm.dci_split_from_importance(np.vstack([R, np.zeros(4)]), GROUPS, code_assignment="argmax")
+    res = hm.dci_split_from_importance(np.vstack([R, np.zeros(4)]).T, GROUPS, code_assignment="argmax")
     np.testing.assert_array_equal(res["micro"]["codes"], [2, 3, 4])
     assert res["micro"]["disentanglement"] == pytest.approx(1 / 3, abs=1e-12)
     assert res["micro"]["completeness"] == pytest.approx(2 / 3 * (1 - np.log(2) / np.log(3)) + 1 / 3, abs=1e-12)
@@ -62,7 +63,7 @@ def test_a_code_without_importance_widens_the_last_group():
 
 def test_a_group_without_codes_scores_zero():
     r = np.array([[1.0, 0.0, 0.2], [0.0, 1.0, 0.1]])
-    res = hm.dci_split_from_importance(r, {"macro": [0, 1], "micro": [2]}, code_assignment="argmax")
+    res = hm.dci_split_from_importance(r.T, {"macro": [0, 1], "micro": [2]}, code_assignment="argmax")
     assert scores(res) == [1.0, 1.0, 0.0, 0.0]
     assert res["micro"]["codes"].size == 0
 
@@ -77,7 +78,7 @@ def test_agrees_with_the_authors_implementation():
     r = rng.dirichlet(np.full(10, 0.3), size=12) * rng.uniform(0.2, 1, size=(12, 1))
     r[11] = 0
     groups = {"macro": [0, 1, 2, 7, 8, 9], "micro": [3, 4, 5, 6]}
-    res = hm.dci_split_from_importance(r, groups, code_assignment="argmax")
+    res = hm.dci_split_from_importance(r.T, groups, code_assignment="argmax")
     assert scores(res) == pytest.approx(
         [0.5421524487022171, 0.42717983149783295, 0.8224149438034194, 0.6290870814435818],
         abs=1e-8,
@@ -119,16 +120,16 @@ def test_code_assignment_through_evaluate_arrays():
 
 def test_split_input_validation():
     with pytest.raises(ValueError, match="code_assignment must be one of"):
-        hm.dci_split_from_importance(R, GROUPS, code_assignment="max")
+        hm.dci_split_from_importance(R.T, GROUPS, code_assignment="max")
     with pytest.raises(ValueError, match="code_assignment must be one of"):
         hm.dci_split(np.eye(4), np.eye(4), groups=GROUPS, code_assignment=None)
     with pytest.raises(ValueError, match="share factor 1"):
-        hm.dci_split_from_importance(R, {"a": [0, 1], "b": [1, 2]}, code_assignment="argmax")
+        hm.dci_split_from_importance(R.T, {"a": [0, 1], "b": [1, 2]}, code_assignment="argmax")
     # overlapping groups are fine when every code counts for every group
-    assert set(hm.dci_split_from_importance(R, {"a": [0, 1], "b": [1, 2]})) == {"a", "b"}
+    assert set(hm.dci_split_from_importance(R.T, {"a": [0, 1], "b": [1, 2]})) == {"a", "b"}
     with pytest.raises(ValueError, match="importance must be non-negative"):
-        hm.dci_split_from_importance(-R, GROUPS)
+        hm.dci_split_from_importance((-R).T, GROUPS)
     with pytest.raises(ValueError, match="unknown factor"):
-        hm.dci_split_from_importance(R, {"a": ["x"]})
+        hm.dci_split_from_importance(R.T, {"a": ["x"]})
     with pytest.raises(ValueError, match="importance"):
-        hm.dci_split_from_importance(np.array([[np.nan, 1.0]]), {"a": [0]})
+        hm.dci_split_from_importance(np.array([[np.nan, 1.0]]).T, {"a": [0]})

@@ -6,7 +6,8 @@ import pytest
 
 import hier_datasets
 import hier_metrics as hm
-from conftest import MILD_WARPS, flat_hierarchy, perfect_codes
+from conftest import MILD_WARPS, perfect_codes
+from hier_datasets.hierarchy import Hierarchy
 
 CHOPSTICKS = hier_datasets.ground_truth("chopsticks/depth2_either")
 H = CHOPSTICKS.hierarchy
@@ -56,7 +57,7 @@ def test_perfect_representation_scores_high_everywhere():
     factors = np.random.default_rng(0).integers(0, 8, size=(4000, 5)) / 3.5 - 1.0
     codes = perfect_codes(factors, MILD_WARPS)
     res = hm.evaluate_arrays(
-        factors, codes, code_hierarchy=flat_hierarchy(5), categorical=np.zeros(5, dtype=bool),
+        factors, codes, code_hierarchy=Hierarchy.flat(5), categorical=np.zeros(5, dtype=bool),
         metric_options={"dci": {"test_size": 0.5}},
     )
     for key in ("r4", "r4c", "dci_disentanglement", "dci_completeness", "mig", "sap"):

@@ -4,8 +4,8 @@ import pytest
 
 import hier_datasets
 import hier_metrics as hm
-from hier_metrics.interventional import _fixed_factor_batches, _Sampler
-from hier_models.cli.datasets import dataset_names
+from hier_metrics.interventional import FactorSampler, _fixed_factor_batches
+from hierbench.datasets import dataset_names
 
 SMALL = dict(num_train=300, num_eval=200, batch_size=32)
 
@@ -89,7 +89,7 @@ def test_same_seed_same_scores_on_a_hierarchical_dataset():
 def test_batches_fix_a_factor_only_where_it_is_active():
     gt = hier_datasets.ground_truth("spaceshapes")
     h = gt.hierarchy
-    sampler = _Sampler(gt, np.random.default_rng(0))
+    sampler = FactorSampler(gt, np.random.default_rng(0))
     for name in ("x", "phase", "jetlen", "shape", "jet"):
         k = h.index(name)
         ks = np.full(5, k)

@@ -10,14 +10,13 @@ from conftest import (
     PERMUTATION,
     PUSHED_DOWN,
     STRONG_WARPS,
-    flat_hierarchy,
     perfect_codes,
     uniform_factors,
 )
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics._univariate import correspondence, directed_scores, random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES, resolve_categorical
-from hier_models.cli.datasets import dataset_names
+from hierbench.datasets import dataset_names
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,7 @@ def test_perfect_representation_scores_one(factors):
     assert res["score"] >= 0.98
     assert res["per_factor"].shape == (5,) and np.all(res["per_factor"] >= 0.97)
     active = np.ones(factors.shape, dtype=bool)
-    assert hm.r4c(factors, codes, factor_active=active, code_hierarchy=flat_hierarchy(5))["score"] >= 0.98
+    assert hm.r4c(factors, codes, factor_active=active, code_hierarchy=Hierarchy.flat(5))["score"] >= 0.98
 
 
 def test_matrix_puts_the_permutation_on_top(factors):
@@ -243,7 +242,7 @@ def test_r4c_of_the_true_layout_is_one_and_reduces_to_r4_when_flat(spaceshapes_f
     assert hm.r4c(f, f, factor_active=active, code_hierarchy=H)["score"] >= 0.98
     g = uniform_factors(1500, 3, seed=7)
     codes = np.column_stack([np.exp(g[:, 1]), g[:, 0] + 0.5 * g[:, 2], np.sin(2 * g[:, 2])])
-    flat = hm.r4c(g, codes, factor_active=np.ones(g.shape, bool), code_hierarchy=flat_hierarchy(3))
+    flat = hm.r4c(g, codes, factor_active=np.ones(g.shape, bool), code_hierarchy=Hierarchy.flat(3))
     np.testing.assert_allclose(flat["per_factor"], hm.r4(g, codes)["per_factor"], atol=0.02)
 
 
@@ -309,6 +308,6 @@ def test_r4c_defaults_to_flat_codes():
     codes = np.column_stack([g[:, 2] ** 3, np.exp(g[:, 0]), g[:, 1] + g[:, 2]])
     on = np.ones(g.shape, bool)
     default = hm.r4c(g, codes, factor_active=on)
-    explicit = hm.r4c(g, codes, factor_active=on, code_hierarchy=flat_hierarchy(3))
+    explicit = hm.r4c(g, codes, factor_active=on, code_hierarchy=Hierarchy.flat(3))
     np.testing.assert_array_equal(default["per_factor"], explicit["per_factor"])
     assert default["per_factor"][0] >= 0.98 and default["per_factor"][2] >= 0.98

@@ -1,11 +1,12 @@
 """MIMOSA: geometry kernels, component steps, hierarchy construction, and recovery of
 known structure from synthetic unions of manifolds and smoothly embedded Chopsticks."""
-import importlib
 
 import numpy as np
 import pytest
 
 import hier_models
+from benchmarks.reference.mimosa_pointwise import fit_mimosa_pointwise, pointwise_components
+from benchmarks.reference.synthetic import embedded_chopsticks
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_metrics.paths import coverage, h_error, purity
 from hier_models import PAPER_SETTINGS, fit_mimosa, mimosa, paper_settings
@@ -18,9 +19,7 @@ from hier_models._mimosa._geometry import (
     nearest_neighbors,
     tangent_similarity,
 )
-from hier_models._mimosa._pointwise import fit_mimosa_pointwise, pointwise_components
 from hier_models._mimosa._tree import build_hierarchy, enclosure_ratios, enclosure_tree
-from hier_models._mimosa.synthetic import embedded_chopsticks
 
 
 # --------------------------------------------------------------------------- data
@@ -128,23 +127,6 @@ def test_paper_settings_per_dataset():
         paper_settings("chopsticks")
     with pytest.raises(TypeError, match="dataset_name must be a string"):
         paper_settings(None)
-
-
-def test_deprecated_names_and_the_old_module_path():
-    with pytest.warns(DeprecationWarning, match="paper_settings"):
-        initial_dim = hier_models.INITIAL_DIM
-    assert initial_dim["chopsticks/depth2_either"] == 4 and initial_dim["spaceshapes"] == 7
-    assert set(initial_dim) == {f"chopsticks/{c}" for c in PAPER_SETTINGS["chopsticks"]["initial_dim"]} | {"spaceshapes"}
-    with pytest.warns(DeprecationWarning, match="paper_settings"):
-        assert hier_models.SPACESHAPES == {"cos_simil_thresh": 0.95, "contagion_num": 3}
-    with pytest.warns(DeprecationWarning, match="import it from hier_models"):
-        from hier_models.mimosa import fit_mimosa as old_fit_mimosa
-    assert old_fit_mimosa is fit_mimosa
-    # importing the old path leaves the function in place; its submodules are gone
-    importlib.import_module("hier_models.mimosa")
-    assert hier_models.mimosa is mimosa and callable(hier_models.mimosa)
-    with pytest.raises(ModuleNotFoundError, match="'hier_models.mimosa' is not a package"):
-        importlib.import_module("hier_models.mimosa.synthetic")
 
 
 @pytest.mark.parametrize(

@@ -121,13 +121,9 @@ def test_bad_arguments_raise(tiny_data_dir, kwargs, match):
         hier_models.pipeline(CHOPSTICKS, "train", data_dir=tiny_data_dir, **args)
 
 
-def test_random_state_type_and_the_deprecated_seed_keyword(tiny_data_dir):
+def test_random_state_type(tiny_data_dir):
     with pytest.raises(TypeError, match="random_state must be an integer seed"):
         hier_models.pipeline(CHOPSTICKS, "train", 8, data_dir=tiny_data_dir, random_state="zero")
-    with pytest.warns(DeprecationWarning, match="'seed' is deprecated, use 'random_state'"):
-        old = _collect(hier_models.pipeline(CHOPSTICKS, "train[:64]", 64, data_dir=tiny_data_dir, seed=4))
-    new = _collect(hier_models.pipeline(CHOPSTICKS, "train[:64]", 64, data_dir=tiny_data_dir, random_state=4))
-    np.testing.assert_array_equal(old, new)
 
 
 def test_small_splits_are_cached_and_cache_is_validated(tiny_data_dir):
@@ -162,7 +158,8 @@ def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
     """One rule for images: the scale comes from the dataset's metadata (Spaceshapes: 1),
     for TFDS pipelines and numpy arrays alike; nothing is guessed from the values."""
     from hier_models.data import observation_scale
-    from hier_models.hierarchical import fit_hierarchical, input_scale, training_dataset
+    from hier_models.hierarchical import fit_hierarchical
+    from hier_models.training import input_scale, training_dataset
 
     stored = _stored(SPACESHAPES, tiny_data_dir, split="test")
     assert stored.dtype == np.uint8 and stored.max() == 1
@@ -188,14 +185,12 @@ def test_arrays_are_scaled_by_the_datasets_recorded_maximum_only(tiny_data_dir):
         training_dataset(stored, scale="1/255")
 
 
-def test_training_dataset_shuffles_from_random_state_and_still_accepts_seed():
-    from hier_models.hierarchical import training_dataset
+def test_training_dataset_shuffles_from_random_state():
+    from hier_models.training import training_dataset
 
     series = np.arange(64, dtype=np.float32).reshape(32, 2)
     first = _collect(training_dataset(series, None, 8, random_state=5))
     np.testing.assert_array_equal(first, _collect(training_dataset(series, None, 8, 5)))
     assert not np.array_equal(first, series) and np.array_equal(np.sort(first, axis=0), series)
-    with pytest.warns(DeprecationWarning, match="'seed' is deprecated, use 'random_state'"):
-        np.testing.assert_array_equal(first, _collect(training_dataset(series, None, 8, seed=5)))
     with pytest.raises(TypeError, match="random_state must be an integer seed"):
         training_dataset(series, None, 8, random_state=0.5)

@@ -113,16 +113,6 @@ def test_boxhead_ladder_spec_matches_the_appendix_tables():
     assert decoder == expected and list(map(type, decoder)) == list(map(type, expected))
 
 
-def test_old_spec_names_are_deprecated_aliases():
-    import hier_models.architectures as architectures
-
-    for old, new in (("Conv", ConvSpec), ("Dense", DenseSpec), ("Flatten", FlattenSpec), ("Reshape", ReshapeSpec)):
-        with pytest.warns(DeprecationWarning, match=f"{new.__name__}"):
-            assert getattr(architectures, old) is new
-    with pytest.raises(AttributeError, match="Dense2"):
-        architectures.Dense2  # noqa: B018
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name, params", [("boxhead_small", 158_978_091), ("boxhead_large", 210_757_931)])
 def test_boxhead_ladders_build_and_train_a_step(name, params):

@@ -67,6 +67,7 @@ NON_DEFAULT = {
     "dataset_size": 100,
     "estimator": "mss",
     "discriminator_units": (8, 4),
+    "tc_rows": 5,
     "discriminator_dtype": "float32",
     "latents_per_layer": (1, 2, 3),
     "num_layers": 3,
@@ -174,40 +175,6 @@ def test_random_state_is_recorded_when_drawn_at_random():
     assert hier_models.VAE.from_config(model.get_config()).random_state == model.random_state
 
 
-@pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
-def test_config_saved_before_the_rename_still_loads(cls, recwarn):
-    """A config written while the argument was called ``seed`` (models saved by
-    earlier versions) builds the same model, without a warning: the file is not the
-    caller's code."""
-    config = cls(**{name: NON_DEFAULT[name] for name in constructor_arguments(cls)}).get_config()
-    old = {("seed" if key == "random_state" else key): value for key, value in config.items()}
-    assert "random_state" not in old and old["seed"] == 3
-    assert cls.from_config(old).get_config() == config
-    assert not [w for w in recwarn if "'seed' is deprecated" in str(w.message)]
-    with pytest.raises(ValueError, match="both 'seed' and its new name 'random_state'"):
-        cls.from_config({**config, "seed": 3})
-
-
-def test_model_saved_with_a_seed_config_loads(tmp_path, series):
-    """A ``.keras`` file whose config says ``seed`` (rewritten here to look like one
-    saved before the rename) loads with that seed and encodes as the saved model."""
-    import zipfile
-
-    model = hier_models.AE((64,), latent_dim=3, hidden_units=(16,), random_state=9)
-    model.save(tmp_path / "new.keras")
-    with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(tmp_path / "old.keras", "w") as old:
-        for item in new.infolist():
-            data = new.read(item.filename)
-            if item.filename == "config.json":
-                config = json.loads(data)
-                config["config"]["seed"] = config["config"].pop("random_state")
-                data = json.dumps(config).encode()
-            old.writestr(item, data)
-    loaded = keras.models.load_model(tmp_path / "old.keras")
-    assert loaded.random_state == 9 and loaded.get_config() == model.get_config()
-    np.testing.assert_array_equal(loaded.encode(series), model.encode(series))
-
-
 def _one_step(cls, series, **seeding):
     """``cls`` built on tiny networks after ``keras.utils.set_random_seed(0)`` (the
     initial weights) and trained one step on a fixed batch (the sampling noise and the
@@ -222,23 +189,6 @@ def _one_step(cls, series, **seeding):
     model.compile(optimizer="adam")
     model.fit(series[:16], batch_size=16, epochs=1, verbose=0)
     return model
-
-
-@pytest.mark.parametrize("cls", ALL_MODELS, ids=[c.__name__ for c in ALL_MODELS])
-def test_old_seed_keyword_warns_and_gives_the_same_model(cls, series):
-    message = rf"{cls.__name__}.__init__: the keyword 'seed' is deprecated, use 'random_state'"
-    with pytest.warns(DeprecationWarning, match=message) as caught:
-        old = _one_step(cls, series, seed=4)
-    renamed = [w for w in caught if "'seed' is deprecated" in str(w.message)]
-    assert len(renamed) == 1, "one warning per construction"
-    assert renamed[0].filename == __file__, "the warning points at the caller's line"
-    new = _one_step(cls, series, random_state=4)
-    assert old.random_state == new.random_state == 4 and old.get_config() == new.get_config()
-    assert old.step == new.step == 1
-    for a, b in zip(old.weights, new.weights, strict=True):
-        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
-    with pytest.raises(TypeError, match="pass random_state= only"):
-        cls((64,), seed=4, random_state=4)
 
 
 def test_random_state_sets_the_noise_and_is_checked(series):

@@ -1,6 +1,5 @@
-"""One name for randomness (``random_state``), one converter, one integer check, and the
-deprecated keywords that keep older calls working."""
-import importlib
+"""One name for randomness (``random_state``), one converter, one integer check, and
+one convention for every check: the value first."""
 import inspect
 import warnings
 
@@ -8,7 +7,7 @@ import numpy as np
 import pytest
 
 import hier_datasets
-from hier_datasets.validation import check_non_negative_int, check_positive_int, check_random_state, renamed_keywords
+from hier_datasets.validation import check_non_negative_int, check_positive_int, check_random_state
 
 
 def test_check_random_state_seeds_and_passes_generators_through():
@@ -32,54 +31,34 @@ def test_check_random_state_refuses_negative_seeds():
 
 def test_one_integer_check_for_all_packages():
     import hier_metrics._validation
-    import hier_models.validation
 
     assert hier_metrics._validation.check_positive_int is check_positive_int
-    assert hier_models.validation.check_positive_int is check_positive_int
     assert hier_metrics._validation.check_random_state is check_random_state
-    assert check_positive_int("n", np.int32(3)) == 3 and type(check_positive_int("n", np.int32(3))) is int
-    assert check_non_negative_int("n", 0) == 0
+    assert check_positive_int(np.int32(3), "n") == 3 and type(check_positive_int(np.int32(3), "n")) is int
+    assert check_non_negative_int(0, "n") == 0
     for bad, minimum in [(0, 1), (1, 2), (2.0, 1), (True, 1), ("3", 1)]:
         with pytest.raises(ValueError, match=rf"^n must be an integer >= {minimum}, got "):
-            check_positive_int("n", bad, minimum=minimum)
+            check_positive_int(bad, "n", minimum=minimum)
 
 
-def test_renamed_keywords_warns_and_forwards():
-    @renamed_keywords(seed="random_state")
-    def draw(n, random_state=0):
-        return check_random_state(random_state).random(n)
+def test_every_check_takes_the_value_first():
+    import hier_datasets.validation
+    import hier_metrics._validation
 
-    assert list(inspect.signature(draw).parameters) == ["n", "random_state"]
-    with pytest.warns(DeprecationWarning, match=r"'seed' is deprecated, use 'random_state'"):
-        old = draw(3, seed=5)
-    np.testing.assert_array_equal(old, draw(3, random_state=5))
-    with pytest.raises(TypeError, match="pass random_state= only"):
-        draw(3, seed=5, random_state=5)
-    with pytest.raises(ValueError, match="must name the new keyword"):
-        renamed_keywords(seed="seed")
+    for module in (hier_datasets.validation, hier_metrics._validation):
+        for name in dir(module):
+            if name.startswith("check_"):
+                first = next(iter(inspect.signature(getattr(module, name)).parameters))
+                assert first != "name", f"{module.__name__}.{name} takes its name first"
 
 
-def test_ground_truth_takes_random_state_and_still_accepts_rng():
+def test_ground_truth_takes_random_state():
     gt = hier_datasets.ground_truth("chopsticks/depth2_either")
     factors, series = gt.sample(50, random_state=3)
     positional = gt.sample(50, 3)
     np.testing.assert_array_equal(factors, positional[0])
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        old = gt.sample(50, rng=3)
-    np.testing.assert_array_equal(series, old[1])
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.sample_factors(20, rng=4), gt.sample_factors(20, random_state=4))
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.sample_paths(20, rng=4), gt.sample_paths(20, random_state=4))
-    with pytest.warns(DeprecationWarning, match="'rng' is deprecated"):
-        np.testing.assert_array_equal(gt.observations_from_factors(factors, rng=1),
-                                      gt.observations_from_factors(factors, random_state=1))
     with pytest.raises(TypeError, match="random_state"):
         gt.sample(5, random_state=None)
-    with pytest.warns(DeprecationWarning, match="check_random_state"):
-        # the module, not the function hier_datasets.ground_truth that shadows it
-        as_rng = importlib.import_module("hier_datasets.ground_truth").as_rng
-        assert isinstance(as_rng(0), np.random.Generator)
 
 
 def test_a_generator_is_consumed_not_restarted():

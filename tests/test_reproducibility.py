@@ -2,7 +2,7 @@
 weights, bit for bit, and two whole ``hierbench run`` calls write the same codes,
 hierarchy and metrics. What makes it hold: ``keras.utils.set_random_seed`` before
 the networks are built (initial weights), the seeded ``tf.data`` shuffle of
-:func:`hier_models.hierarchical.training_dataset`, per-step stateless draws from
+:func:`hier_models.training.training_dataset`, per-step stateless draws from
 ``(seed, step)`` for the sampling noise and the TC discriminators' permutations, a
 fixed-seed MIMOSA, and scores seeded by ``random_state``."""
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 import hier_datasets
 import hier_models
 from conftest import CLI_DATASET
-from hier_models.cli import main
 from hier_models.cofhae import targets_from_factors
-from hier_models.hierarchical import fit_paper_schedule
+from hier_models.training import fit_paper_schedule
+from hierbench.cli import main
 
 GROUND_TRUTH = hier_datasets.ground_truth("chopsticks/depth2_inter")
 FACTORS, SERIES = GROUND_TRUTH.sample(96, 0)
@@ -110,7 +110,7 @@ def test_run_json_records_what_decides_cross_machine_equality(monkeypatch):
 
     import tensorflow as tf
 
-    from hier_models.cli.run import KERNEL_VARIABLES, environment
+    from hierbench.job import KERNEL_VARIABLES, environment
 
     for name in KERNEL_VARIABLES:
         monkeypatch.delenv(name, raising=False)

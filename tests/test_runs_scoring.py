@@ -1,26 +1,27 @@
-"""hier_models.cli.scoring.score: which metrics a representation gets, by dataset and
+"""hier_models.recipes.score: which metrics a representation gets, by dataset and
 code kind, all computed by hier_metrics; the report's per-path purity."""
 import numpy as np
 import pytest
 
 import hier_datasets
 import hier_metrics
-from hier_models.cli import datasets, scoring
-from hier_models.cli.figures import path_purity
+from hier_datasets.hierarchy import Hierarchy
+from hier_models import recipes
+from hier_models.splits import SplitArrays
+from hierbench.figures import path_purity
 
 
-def _split(name: str, n: int = 600) -> datasets.SplitArrays:
-    dataset = datasets.resolve_dataset(name)
+def _split(name: str, n: int = 600) -> SplitArrays:
     gt = hier_datasets.ground_truth(name, **({"workers": 0} if name.startswith("boxhead") else {}))
     factors = gt.sample_factors(n, 0).astype(np.float64)
-    return datasets.SplitArrays(dataset, "test", np.zeros((n, 1)), factors, gt.active(factors), gt.paths(factors),
+    return SplitArrays(name, "test", np.zeros((n, 1)), factors, gt.active(factors), gt.paths(factors),
                                 gt.hierarchy)
 
 
 def test_boxhead_gets_the_macro_and_micro_dci_the_authors_way():
     data = _split("boxhead/boxhead2")
     codes = data.factors + 0.01 * np.random.default_rng(0).normal(size=data.factors.shape)
-    out = scoring.score(data, codes, show_progress=False)
+    out = recipes.score(data, codes, show_progress=False)
     for level in ("macro", "micro"):
         for part in ("disentanglement", "completeness"):
             assert 0.85 <= out[f"dci_{level}_{part}"] <= 1.0, (level, part)
@@ -29,10 +30,10 @@ def test_boxhead_gets_the_macro_and_micro_dci_the_authors_way():
 
 def test_hierarchy_metrics_only_for_hierarchical_codes():
     data = _split("chopsticks/depth2_either")
-    flat = scoring.score(data, data.factors, show_progress=False)
+    flat = recipes.score(data, data.factors, show_progress=False)
     assert "h_error" not in flat and "purity" not in flat and "dci_macro_disentanglement" not in flat
     h = data.hierarchy
-    ours = scoring.score(data, data.factors, hierarchy=h, show_progress=False)
+    ours = recipes.score(data, data.factors, hierarchy=h, show_progress=False)
     assert ours["h_error"] == 0 and ours["purity"] == 1.0
 
 
@@ -40,10 +41,10 @@ def test_score_is_evaluate_arrays_on_the_split():
     """The array metrics are hier_metrics.evaluate_arrays' own numbers, seeded the same."""
     data = _split("chopsticks/depth2_either", 400)
     codes = data.factors + 0.05 * np.random.default_rng(1).normal(size=data.factors.shape)
-    out = scoring.score(data, codes, seed=3, show_progress=False)
+    out = recipes.score(data, codes, random_state=3, show_progress=False)
     direct = hier_metrics.evaluate_arrays(
-        data.factors, codes, factor_active=data.active, code_hierarchy=scoring.flat_hierarchy(codes.shape[1]),
-        categorical=data.hierarchy, metrics=list(scoring.ARRAY_METRICS), random_state=3,
+        data.factors, codes, factor_active=data.active, code_hierarchy=Hierarchy.flat(codes.shape[1]),
+        categorical=data.hierarchy, metrics=list(recipes.ARRAY_METRICS), random_state=3,
     )
     assert set(direct) <= set(out)
     for key, value in direct.items():
@@ -57,15 +58,15 @@ def test_interventional_scores_with_a_representation():
     def representation(series):
         return np.asarray(series, np.float64)[:, ::8]  # 8 of the 64 points of each series
 
-    out = scoring.score(data, data.factors, hierarchy=h, representation=representation,
+    out = recipes.score(data, data.factors, hierarchy=h, representation=representation,
                         interventional_points=40, show_progress=False)
     for key in ("factor_vae_train_accuracy", "factor_vae_eval_accuracy", "beta_vae_train_accuracy", "beta_vae_eval_accuracy"):
         assert 0.0 <= out[key] <= 1.0, key
     assert "dataset" not in out and "num_samples" not in out
-    skipped = scoring.score(data, data.factors, representation=representation, interventional_points=0, show_progress=False)
+    skipped = recipes.score(data, data.factors, representation=representation, interventional_points=0, show_progress=False)
     assert not any(k.startswith(("factor_vae", "beta_vae")) for k in skipped)
     with pytest.raises(TypeError, match="representation must be a function"):
-        scoring.score(data, data.factors, representation="encoder", show_progress=False)
+        recipes.score(data, data.factors, representation="encoder", show_progress=False)
 
 
 def test_evaluate_arrays_reports_progress_metric_by_metric():

@@ -1,25 +1,19 @@
-"""The study runners of ``benchmarks/``: one record per finished run, resuming, the page.
+"""The study runners of the ``benchmarks`` package: one record per finished run, resuming, the page.
 
 Each runner is run end to end at a tiny size (a few training steps), then again to
 show that a rerun trains nothing and leaves the records as they were.
 """
-import importlib.util
+import importlib
 import json
 import math
-from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 def load_runner(name: str):
-    spec = importlib.util.spec_from_file_location(f"study_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +141,6 @@ class _FixedCodes:
 
 @pytest.fixture
 def probe(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     return load_runner("ross2021_probe")
 
 

@@ -60,10 +60,8 @@ from hier_models._mimosa._progress import Stopwatch
 from hier_models._mimosa._tree import component_hierarchy, name_dimensions
 from hier_models._mimosa.settings import (
     DEFAULTS,
-    DEPRECATED,
     PAPER_SETTINGS,
     default_min_common_edge_frac,
-    deprecated_alias,
     paper_settings,
 )
 
@@ -85,12 +83,6 @@ class NoHierarchyFound(ValueError):
     """MIMOSA ran but no component of the codes survived its size filters, so there is
     no hierarchy to return (too few points, codes not yet smooth, or size and
     similarity thresholds too strict for these data)."""
-
-
-def __getattr__(name):
-    if name in DEPRECATED:
-        return deprecated_alias(name, 1)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass

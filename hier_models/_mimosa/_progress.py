@@ -1,14 +1,15 @@
-"""Optional tqdm progress bars and per-step timing for the MIMOSA steps."""
+"""Optional progress bars and per-step timing for the MIMOSA steps."""
 from __future__ import annotations
 
 import time
 
-from tqdm.auto import tqdm
+from hier_models import progress as _progress
 
 
 def progress(iterable=None, verbose: bool = False, desc: str = "", **kwargs):
-    """A tqdm bar over ``iterable`` (or a manual one with ``total=``), silent unless ``verbose``."""
-    return tqdm(iterable, desc=f"MIMOSA {desc}", disable=not verbose, leave=False, **kwargs)
+    """A bar (:func:`hier_models.progress.progress`) named after the MIMOSA step ``desc``,
+    silent unless ``verbose``."""
+    return _progress.progress(iterable, enabled=verbose, desc=f"MIMOSA {desc}", **kwargs)
 
 
 class Stopwatch:

@@ -2,11 +2,9 @@
 (Ross & Doshi-Velez 2021, appendix A.3)."""
 from __future__ import annotations
 
-import re
-import warnings
+from hier_datasets.ground_truth import parse_sized_name
 
-__all__ = ["DEFAULTS", "DEPRECATED", "PAPER_SETTINGS", "default_min_common_edge_frac", "deprecated_alias",
-           "paper_settings"]
+__all__ = ["DEFAULTS", "PAPER_SETTINGS", "default_min_common_edge_frac", "paper_settings"]
 
 
 def default_min_common_edge_frac(d: int) -> float:
@@ -63,7 +61,6 @@ PAPER_SETTINGS["chopsticks"]["initial_dim"].update(
     {f"{config}_reference": dim
      for config, dim in PAPER_SETTINGS["chopsticks"]["initial_dim"].items() if config.startswith("depth3_")}
 )
-_SIZED = re.compile(r"(?P<config>.+)_[0-9]+_[0-9]+")
 
 
 def paper_settings(dataset_name: str) -> dict:
@@ -89,40 +86,12 @@ def paper_settings(dataset_name: str) -> dict:
     dims = PAPER_SETTINGS[family]["initial_dim"]
     if not config and len(dims) == 1:
         config = next(iter(dims))
-    sized = _SIZED.fullmatch(config)
-    if config not in dims and sized and sized["config"] in dims:
-        config = sized["config"]
+    sized = parse_sized_name(config)
+    if config not in dims and sized and sized[0] in dims:
+        config = sized[0]
     if config not in dims:
         raise ValueError(
             f"dataset_name {dataset_name!r}: no paper settings for config {config!r} of {family}; "
             f"known: {[f'{family}/{c}' for c in dims]}"
         )
     return {"initial_dim": dims[config], **PAPER_SETTINGS[family]["mimosa"]}
-
-
-def _deprecated_aliases() -> dict:
-    """The names this module had before :data:`PAPER_SETTINGS`, built from it."""
-    initial_dim = {f"chopsticks/{c}": d for c, d in PAPER_SETTINGS["chopsticks"]["initial_dim"].items()}
-    initial_dim["spaceshapes"] = PAPER_SETTINGS["spaceshapes"]["initial_dim"]["default"]
-    return {
-        "INITIAL_DIM": initial_dim,
-        "CHOPSTICKS": dict(PAPER_SETTINGS["chopsticks"]["mimosa"]),
-        "SPACESHAPES": dict(PAPER_SETTINGS["spaceshapes"]["mimosa"]),
-    }
-
-
-#: deprecated names: ``INITIAL_DIM`` (width per ``family/config``, ``"spaceshapes"``
-#: for Spaceshapes), ``CHOPSTICKS`` and ``SPACESHAPES`` (MIMOSA options of a family);
-#: use :func:`paper_settings`
-DEPRECATED = ("INITIAL_DIM", "CHOPSTICKS", "SPACESHAPES")
-
-
-def deprecated_alias(name: str, stacklevel: int = 1):
-    """The value of a :data:`DEPRECATED` name, with a DeprecationWarning attributed to
-    the frame ``stacklevel`` levels above the caller."""
-    warnings.warn(
-        f"{name} is deprecated; use hier_models.paper_settings(dataset_name)",
-        DeprecationWarning,
-        stacklevel=stacklevel + 2,
-    )
-    return _deprecated_aliases()[name]

@@ -24,11 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.cli.datasets import DatasetRef, SplitArrays
-from hier_models.cli.errors import CommandError
-from hier_models.cli.figures import RunEntry
-from hier_models.cli.files import write_npz
-from hier_models.cli.training import code_hierarchy, load_model
+from hier_models.recipes import code_hierarchy
+from hier_models.splits import SplitArrays
+from hierbench.errors import CommandError
+from hierbench.figures import RunEntry
+from hierbench.files import write_npz
+from hierbench.models import load_model
 
 __all__ = ["RECORD", "data_file", "load_run", "model_folder", "read_record", "write_data"]
 
@@ -38,14 +39,18 @@ RECORD = "run.json"
 ENTRY_FILES = ("model.keras", "codes.npy", "metrics.json")
 
 
-def model_folder(dataset: DatasetRef, model: str, seed: int) -> Path:
-    """The folder of one trained model, relative to the run folder."""
-    return Path("models") / dataset.slug / f"{model}-seed{seed}"
+def _slug(dataset: str) -> str:
+    return dataset.replace("/", "-")
 
 
-def data_file(dataset: DatasetRef) -> Path:
-    """The file of a dataset's labels, relative to the run folder."""
-    return Path("data") / f"{dataset.slug}.npz"
+def model_folder(dataset: str, model: str, seed: int) -> Path:
+    """The folder of one trained model on ``dataset`` (its name), relative to the run folder."""
+    return Path("models") / _slug(dataset) / f"{model}-seed{seed}"
+
+
+def data_file(dataset: str) -> Path:
+    """The file of ``dataset``'s labels (by its name), relative to the run folder."""
+    return Path("data") / f"{_slug(dataset)}.npz"
 
 
 def write_data(run_dir, train: SplitArrays, test: SplitArrays) -> Path:

@@ -1,4 +1,4 @@
-"""Files and progress: atomic writes, JSON of numpy values, progress bars on stderr,
+"""Files: atomic writes, JSON of numpy values (:func:`hier_models.recipes.jsonable`),
 and the check that an output path can be written before any work starts.
 
 Every file is written to a temporary name in its folder and then renamed, so an
@@ -9,50 +9,22 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from hier_models.cli.errors import CommandError
+from hier_models.recipes import jsonable
+from hierbench.errors import CommandError
 
 __all__ = [
     "check_writable",
-    "jsonable",
-    "progress",
     "save_keras",
     "write_atomic",
     "write_json",
     "write_npy",
     "write_npz",
 ]
-
-
-def progress(iterable=None, *, enabled: bool = True, **kwargs):
-    """A tqdm bar on stderr that disappears when done."""
-    return tqdm(iterable, disable=not enabled, leave=False, file=sys.stderr, dynamic_ncols=True, **kwargs)
-
-
-def jsonable(value):
-    """``value`` with numpy scalars and arrays (and paths) turned into plain Python values."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
 
 
 def write_atomic(path, data: bytes | str) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 import hier_metrics
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.cli.files import progress
+from hier_models.progress import progress
 
 __all__ = [
     "RunEntry",

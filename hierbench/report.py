@@ -1,17 +1,16 @@
-"""``hierbench report``: (re)draw a run folder's report from its saved artefacts, and
-the writing of a report's files (:func:`write_report`)."""
+"""The report of a run folder: (re)drawn from its saved artefacts (:func:`report_run`),
+and the writing of a report's files (:func:`write_report`)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Mapping
 
-from hier_models.cli.common import add_command, add_common
-from hier_models.cli.figures import png_bytes, run_figures
-from hier_models.cli.files import check_writable, write_atomic, write_json
-from hier_models.cli.pages import html_page, markdown_page, metrics_table
-from hier_models.cli.runs import load_run, read_record
+from hierbench.figures import png_bytes, run_figures
+from hierbench.files import check_writable, write_atomic, write_json
+from hierbench.pages import html_page, markdown_page
+from hierbench.run_folders import load_run, read_record
 
-__all__ = ["register", "report_run", "write_report"]
+__all__ = ["report_run", "write_report"]
 
 
 def write_report(out_dir, metrics: Mapping[str, Mapping[str, float]], figures: Mapping[str, object], *, title: str,
@@ -70,21 +69,3 @@ def report_run(run_dir, *, show_progress: bool = True) -> dict:
     figures = run_figures(entries, show_progress=show_progress)
     write_report(run_dir, metrics, figures, title="hierbench run", notes=_notes(record))
     return metrics
-
-
-def _report(args) -> int:
-    metrics = report_run(args.run_dir, show_progress=not args.quiet)
-    print(metrics_table(metrics))
-    print(f"report: {Path(args.run_dir) / 'report.html'}")
-    return 0
-
-
-def register(sub) -> None:
-    p = add_command(
-        sub, "report", _report, summary="(re)draw the report of a run folder",
-        description="Redraw a run's report from the artefacts saved in RUN_DIR (models, codes, metrics, data "
-                    "labels): metrics.json, summary.md, report.html (self-contained) and the figures as PNG.",
-        epilog="example: hierbench report runs/default",
-    )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a folder written by hierbench run")
-    add_common(p, data_dir=False)

@@ -12,12 +12,11 @@ import numpy as np
 
 from hier_datasets import ground_truth
 from hier_datasets.hierarchy import Hierarchy
-from hier_datasets.validation import check_seed, renamed_keywords
+from hier_datasets.validation import check_seed
 
 __all__ = ["embedded_chopsticks"]
 
 
-@renamed_keywords(seed="random_state")
 def embedded_chopsticks(
     config: str, n: int, random_state: int = 0, dim: int | None = None, bend: float = 0.3
 ) -> tuple[np.ndarray, np.ndarray, Hierarchy]:
@@ -30,7 +29,7 @@ def embedded_chopsticks(
     ``true_paths`` holds each sample's ground-truth path index. A config whose series
     span more directions than ``dim`` raises ValueError (depth-3 ``either`` spans 6,
     one more than the paper's autoencoder width of 5: pass ``dim=6``). ``random_state``
-    (an integer seed or a numpy Generator; ``seed`` is its deprecated name) draws
+    (an integer seed or a numpy Generator) draws
     the samples and ``W``.
     """
     from hier_models._mimosa import paper_settings

@@ -8,15 +8,11 @@
     hierbench run --grid             # the same, COFHAE selected over the paper's 27-run grid
     hierbench report runs/default    # redraw a run's report from its saved artefacts
 
-One module per command registers its subparser and holds what only it does
-(:mod:`~hier_models.cli.build`, :mod:`~hier_models.cli.train`,
-:mod:`~hier_models.cli.evaluate`, :mod:`~hier_models.cli.report`,
-:mod:`~hier_models.cli.run`); the rest is split by concern: :mod:`~hier_models.cli.files`
-(atomic writes, progress bars, output checks), :mod:`~hier_models.cli.datasets`
-(names, loading), :mod:`~hier_models.cli.options` (model names, hyperparameters),
-:mod:`~hier_models.cli.training`, :mod:`~hier_models.cli.scoring`,
-:mod:`~hier_models.cli.runs` (run folders), :mod:`~hier_models.cli.figures` and
-:mod:`~hier_models.cli.pages` (the report's figures and pages).
+One argparse module per command registers its subparser and turns its arguments
+into a call (:mod:`~hierbench.cli.build`, :mod:`~hierbench.cli.train`,
+:mod:`~hierbench.cli.evaluate`, :mod:`~hierbench.cli.report`,
+:mod:`~hierbench.cli.run`); :mod:`~hierbench.cli.arguments` holds the arguments
+several commands share. The work is done in the :mod:`hierbench` package beside it.
 
 A command's own errors (:class:`CommandError`: a bad name, path or value) print as
 one line and exit with status 2; anything else is a bug and shows its traceback.
@@ -29,10 +25,9 @@ import argparse
 import os
 import sys
 import traceback
-import warnings
 
-from hier_models.cli import build, evaluate, report, run, train
-from hier_models.cli.errors import CommandError
+from hierbench.cli import build, evaluate, report, run, train
+from hierbench.errors import CommandError
 
 __all__ = ["CommandError", "main", "parser"]
 
@@ -71,29 +66,16 @@ def _wants_traceback(args) -> bool:
     return bool(args.traceback) or os.environ.get(TRACEBACK_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def _show_warning(default):
-    """Print the command line's deprecation warnings as one plain line; others as usual."""
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, FutureWarning) and filename.startswith(os.path.dirname(__file__)):
-            print(f"hierbench: warning: {message}", file=sys.stderr)
-        else:
-            default(message, category, filename, lineno, file, line)
-    return show
-
-
 def main(argv=None) -> int:
     _quiet_libraries()
     args = parser().parse_args(argv)
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", FutureWarning)
-        warnings.showwarning = _show_warning(warnings.showwarning)
-        try:
-            return args.func(args)
-        except CommandError as err:
-            if _wants_traceback(args):
-                traceback.print_exc()
-            print(f"hierbench {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print(f"hierbench {args.command}: interrupted", file=sys.stderr)
-            return 130
+    try:
+        return args.func(args)
+    except CommandError as err:
+        if _wants_traceback(args):
+            traceback.print_exc()
+        print(f"hierbench {args.command}: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"hierbench {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -6,11 +6,11 @@ import tempfile
 from pathlib import Path
 
 from hier_models import distribute
-from hier_models.cli import options
-from hier_models.cli.common import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
-from hier_models.cli.datasets import load_split, prepare, resolve_dataset
-from hier_models.cli.files import check_writable
-from hier_models.cli.training import save_training, train
+from hierbench import options
+from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
+from hierbench.datasets import load_split, prepare, resolve_dataset
+from hierbench.files import check_writable
+from hierbench.models import save_training, train
 
 __all__ = ["register"]
 
@@ -29,7 +29,7 @@ def _train(args) -> int:
     # the other workers of a cluster train in step with the chief, which writes the model; they save
     # too (reading distributed variables may take every worker), into a folder that is then removed
     out = check_writable(args.out) if chief else Path(tempfile.mkdtemp(prefix="hierbench-worker-"))
-    data = load_split(prepare(dataset, args.data_dir), dataset, args.split, show_progress=not args.quiet)
+    data = load_split(prepare(dataset, args.data_dir), args.split, show_progress=not args.quiet)
     trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
                     batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
                     show_progress=not args.quiet, grid=grid, strategy=args.strategy)

@@ -1,5 +1,5 @@
-"""``hierbench run``: build, train, score and report into a run folder
-(:mod:`hier_models.cli.runs`); without arguments, the embedded default benchmark."""
+"""The main job, ``hierbench run``: build, train, score and report into a run folder
+(:mod:`hierbench.run_folders`); :data:`DEFAULT_RUN` is the embedded default benchmark."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,27 +12,17 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from hier_models import distribute
-from hier_models.cli import options as model_options
-from hier_models.cli.common import (
-    DATASET_HELP,
-    add_command,
-    add_common,
-    add_interventional_option,
-    add_training_options,
-    hyperparameter_help,
-    positive,
-)
-from hier_models.cli.datasets import DatasetRef, load_split, prepare, resolve_dataset
-from hier_models.cli.errors import CommandError
-from hier_models.cli.files import check_writable, write_json, write_npy
-from hier_models.cli.pages import metrics_table
-from hier_models.cli.report import report_run
-from hier_models.cli.runs import RECORD, model_folder, write_data
-from hier_models.cli.scoring import score
-from hier_models.cli.training import code_hierarchy, encode, save_training, train
 from hier_models.hierarchical import grid_points
+from hier_models.recipes import code_hierarchy, encode, score
+from hierbench import options as model_options
+from hierbench.datasets import DatasetRef, load_split, prepare, resolve_dataset
+from hierbench.errors import CommandError
+from hierbench.files import check_writable, write_json, write_npy
+from hierbench.models import save_training, train
+from hierbench.report import report_run
+from hierbench.run_folders import RECORD, model_folder, write_data
 
-__all__ = ["DEFAULT_RUN", "KERNEL_VARIABLES", "RunSettings", "environment", "register", "run"]
+__all__ = ["DEFAULT_RUN", "KERNEL_VARIABLES", "RunSettings", "environment", "run"]
 
 
 @dataclasses.dataclass
@@ -164,8 +154,8 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
 
     for dataset in datasets:
         builder = prepare(dataset, settings.data_dir)
-        train_split = load_split(builder, dataset, "train", show_progress=show_progress)
-        test_split = load_split(builder, dataset, "test", show_progress=show_progress)
+        train_split = load_split(builder, "train", show_progress=show_progress)
+        test_split = load_split(builder, "test", show_progress=show_progress)
         data = write_data(out, train_split, test_split)
         for model in models:
             for seed in settings.seeds:
@@ -175,14 +165,14 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
                                 show_progress=show_progress, grid=grid, strategy=settings.strategy)
-                folder = model_folder(dataset, model, seed)
+                folder = model_folder(dataset.name, model, seed)
                 save_training(trained, out / folder)
                 codes = encode(trained.model, test_split.observations, test_split.scale)
                 say(f"{label}: scoring {len(test_split)} test examples")
                 metrics = score(
                     test_split, codes, hierarchy=code_hierarchy(trained.model),
                     representation=lambda obs, m=trained.model: encode(m, obs, test_split.scale),
-                    interventional_points=settings.interventional_points, seed=seed, show_progress=show_progress,
+                    interventional_points=settings.interventional_points, random_state=seed, show_progress=show_progress,
                 )
                 metrics.update(trained.mimosa_scores)
                 write_npy(out / folder / "codes.npy", codes)
@@ -195,55 +185,3 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
     say("drawing the report")
     metrics = report_run(out, show_progress=show_progress)
     return metrics, time.perf_counter() - started
-
-
-def _run(args) -> int:
-    models = [model_options.resolve_model(m) for m in args.models]
-    settings = RunSettings(
-        datasets=args.datasets, models=models, seeds=args.seeds,
-        train_size=None if args.full_size else args.train_size, test_size=None if args.full_size else args.test_size,
-        epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs, batch_size=args.batch_size,
-        interventional_points=args.interventional_points, options=model_options.parse_options(args.set, models),
-        data_dir=args.data_dir, out=args.out, grid=args.grid, strategy=args.strategy,
-    )
-    metrics, seconds = run(settings, show_progress=not args.quiet)
-    print()
-    print(metrics_table(metrics))
-    print(f"\nreport: {Path(args.out) / 'report.html'} (summary.md, metrics.json and the figures beside it); "
-          f"{seconds:.0f} s in all")
-    return 0
-
-
-def register(sub) -> None:
-    d = DEFAULT_RUN
-    p = add_command(
-        sub, "run", _run, summary="build, train, score and report: the default benchmark without arguments",
-        description="The main job: build (or reuse) each dataset, train each model with each seed, score it with "
-                    "every applicable metric, and write a report folder: metrics.json, summary.md with a models x "
-                    "metrics table, a self-contained report.html, and the figures (factor-vs-code histograms where "
-                    "both are active with per-factor R4c, latent traversals, the learned hierarchy beside the true "
-                    "one with per-path purity, MIMOSA's components coloured by true path)."
-                    f"\n\nWithout arguments: {d.describe()}; about 5 minutes on 2 CPU cores."
-                    "\n\nThe same seed gives the same bytes on one machine. Another CPU can score differently, "
-                    "within seed noise: oneDNN, which runs TensorFlow's matrix products, picks its kernels by the "
-                    "instruction set; ONEDNN_MAX_CPU_ISA=AVX2 and the same TF_NUM_INTRAOP_THREADS and "
-                    "TF_NUM_INTEROP_THREADS on every machine make them run the same kernels on the same threads. "
-                    "run.json records the versions, CPU and settings.",
-        epilog=hyperparameter_help() + "\n\nA plain --set KEY=VALUE goes to every model that takes KEY; "
-               "MODEL.KEY=VALUE to one.\n\nexample: hierbench run --models AE VAE Hierarchical --seeds 0 1 "
-               "--set VAE.beta=4 --out runs/vae",
-    )
-    p.add_argument("--datasets", nargs="+", default=list(d.datasets), metavar="NAME",
-                   help=DATASET_HELP + " (default %(default)s)")
-    p.add_argument("--models", nargs="+", default=list(d.models), metavar="MODEL",
-                   help=f"from {', '.join(model_options.MODEL_NAMES)} (default %(default)s)")
-    p.add_argument("--seeds", nargs="+", type=int, metavar="SEED", default=list(d.seeds),
-                   help="one model per seed (default %(default)s)")
-    p.add_argument("--train-size", type=positive, metavar="N", default=d.train_size,
-                   help="training examples (default %(default)s)")
-    p.add_argument("--test-size", type=positive, metavar="N", default=d.test_size, help="test examples (default %(default)s)")
-    p.add_argument("--full-size", action="store_true", help="use the registered sizes (Chopsticks 90000 / 10000)")
-    add_interventional_option(p, d.interventional_points)
-    add_training_options(p, d)
-    p.add_argument("--out", type=Path, default=Path(d.out), metavar="DIR", help="run folder (default %(default)s)")
-    add_common(p)

@@ -5,15 +5,14 @@ import argparse
 import textwrap
 
 from hier_models import protocols
-from hier_models.cli.options import (
+from hier_models.distribute import STRATEGIES
+from hierbench.options import (
     AUTOENCODER_EPOCHS,
-    DEPRECATED_NAMES,
     HIERARCHICAL,
     MIMOSA_OPTIONS,
     MODEL_NAMES,
     model_parameters,
 )
-from hier_models.distribute import STRATEGIES
 
 __all__ = [
     "DATASET_HELP",
@@ -52,7 +51,6 @@ def hyperparameter_help() -> str:
     for model in MODEL_NAMES:
         names = ", ".join(sorted(model_parameters(model)))
         lines += textwrap.wrap(f"{model}: {names}", width=88, initial_indent="  ", subsequent_indent="      ")
-    old = ", ".join(f"{k} (for {v})" for k, v in DEPRECATED_NAMES.items())
     text = (
         f"{HIERARCHICAL} is the whole method of Ross & Doshi-Velez (2021): a Softplus autoencoder with initial_dim "
         "codes (default per dataset, as in the paper) trained for --autoencoder-epochs, MIMOSA on its codes "
@@ -60,7 +58,7 @@ def hyperparameter_help() -> str:
         "COFHAE (MIMOSA hierarchy). Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at "
         "three quarters of the steps (the paper's schedule; on Boxhead, see below). COFHAE trains once with "
         "tau=1, lambda_assign=100, lambda_tc=10 (the authors' code's defaults, the middle of the paper's grid for "
-        f"both penalties); --grid trains the paper's 27 configurations instead. Deprecated model names, still accepted: {old}."
+        "both penalties); --grid trains the paper's 27 configurations instead."
     )
     return "\n".join(lines) + "\n\n" + textwrap.fill(text, width=88) + "\n\n" + textwrap.fill(_boxhead_help(), width=88)
 

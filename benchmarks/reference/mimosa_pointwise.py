@@ -5,6 +5,9 @@ same RANSAC refit, same dimensionality rule, same edge criterion, same merge rul
 but loops over points, neighbour pairs and edge points in Python, one small numpy
 call at a time, the way the algorithms read in the paper's appendix. It is slow on
 purpose; use :func:`hier_models.fit_mimosa`.
+
+As an oracle of the package's internals it reuses MIMOSA's private geometry and tree
+steps, the one place outside ``hier_models`` that does.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from collections import deque
 import numpy as np
 from sklearn.neighbors import BallTree
 
+from hier_models._mimosa import _resolve
 from hier_models._mimosa._geometry import edge_mask, intrinsic_dims, nearest_neighbors
 from hier_models._mimosa._progress import Stopwatch
 from hier_models._mimosa._tree import component_hierarchy
@@ -191,3 +195,11 @@ def fit_mimosa_pointwise(codes, hp, tree: str = "ball"):
         "edges": edges,
         "timings": watch.done(),
     }
+
+
+def resolved_hyperparameters(num_points: int, num_dims: int, hyperparameters: dict) -> dict:
+    """``hyperparameters`` (all of them, e.g. :data:`hier_models.MIMOSA_DEFAULTS`) as
+    :func:`hier_models.fit_mimosa` resolves them for ``num_points`` codes of
+    ``num_dims`` dimensions (sizes as point counts): what :func:`fit_mimosa_pointwise`
+    takes."""
+    return _resolve(int(num_points), int(num_dims), dict(hyperparameters))

@@ -1,7 +1,7 @@
 """The report's pages as text: the models x metrics table (Markdown that also reads
 as plain text), ``summary.md`` and the self-contained ``report.html`` with the
 figures embedded as PNG. Nothing here writes a file (see
-:func:`hier_models.cli.report.write_report`).
+:func:`hierbench.report.write_report`).
 """
 from __future__ import annotations
 

@@ -8,29 +8,24 @@ built on first use by :func:`hier_datasets.build`.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
 import hier_datasets
 from hier_datasets.ground_truth import parse_sized_name
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.cli.errors import CommandError
-from hier_models.cli.files import progress
+from hier_models import splits
+from hier_models.splits import SplitArrays
+from hierbench.errors import CommandError
 
 __all__ = [
     "DatasetRef",
-    "SplitArrays",
     "dataset_names",
     "load_split",
     "path_table",
     "prepare",
     "resolve_dataset",
 ]
-
-#: observations read from TFDS per batch
-READ_BATCH = 1024
-
 
 def _families() -> dict[str, list[str]]:
     """Registered dataset families and their config names."""
@@ -68,10 +63,6 @@ class DatasetRef:
         """The generative process, as for ``hier_datasets.ground_truth``."""
         return f"{self.family}/{self.config}"
 
-    @property
-    def slug(self) -> str:
-        return self.name.replace("/", "-")
-
     def ground_truth(self):
         return hier_datasets.ground_truth(self.process)
 
@@ -106,65 +97,12 @@ def prepare(dataset: DatasetRef, data_dir: str | None = None):
     return hier_datasets.build(dataset.name, data_dir)
 
 
-@dataclasses.dataclass
-class SplitArrays:
-    """One split of a dataset as numpy arrays, in the stored (``shuffle_files=False``) order.
-
-    ``observations`` are as stored (uint8 images); ``scale`` maps them to the
-    models' float input in [0, 1] (:func:`hier_models.data.observation_scale`: the
-    dataset's recorded maximum), None for observations used as they are (floats).
-    """
-
-    dataset: DatasetRef
-    split: str
-    observations: np.ndarray
-    factors: np.ndarray
-    active: np.ndarray
-    paths: np.ndarray
-    hierarchy: Hierarchy
-    scale: float | None = None
-
-    def __len__(self) -> int:
-        return len(self.factors)
-
-    @property
-    def factor_names(self) -> tuple[str, ...]:
-        return self.hierarchy.names
-
-
-def load_split(builder, dataset: DatasetRef, split: str, *, show_progress: bool = True) -> SplitArrays:
-    """Read ``split`` of a built dataset: observations, factors, activity and paths."""
-    import tensorflow_datasets as tfds
-
-    from hier_models.data import observation_scale
-
+def load_split(builder, split: str, *, show_progress: bool = True) -> SplitArrays:
+    """:func:`hier_models.splits.load_split`, an unknown split a :class:`CommandError`."""
     try:
-        num = builder.info.splits[split].num_examples
-        ds = builder.as_dataset(split=split, shuffle_files=False)
-    except (KeyError, ValueError, AssertionError) as err:
-        raise CommandError(
-            f"unknown split {split!r} of {dataset.name} ({err}); use train or test, or a TFDS slice such as test[:1000]"
-        ) from err
-    key = builder.info.supervised_keys[0]
-    keys = (key, "factors", "active", "path")
-    ds = ds.map(lambda ex: {k: ex[k] for k in keys}).batch(READ_BATCH)
-    parts = {k: [] for k in keys}
-    bar = progress(tfds.as_numpy(ds), enabled=show_progress, total=math.ceil(num / READ_BATCH),
-                   desc=f"reading {dataset.name} {split}", unit="batch")
-    for batch in bar:
-        for k in keys:
-            parts[k].append(batch[k])
-    arrays = {k: np.concatenate(v) for k, v in parts.items()}
-    return SplitArrays(
-        dataset=dataset,
-        split=split,
-        observations=arrays[key],
-        factors=arrays["factors"].astype(np.float64),
-        active=arrays["active"].astype(bool),
-        paths=arrays["path"].astype(np.int64),
-        hierarchy=Hierarchy.from_json(builder.info.metadata["hierarchy"]),
-        scale=observation_scale(builder),
-    )
+        return splits.load_split(builder, split, show_progress=show_progress)
+    except ValueError as err:
+        raise CommandError(str(err)) from err
 
 
 def _path_counts(builder, split: str, num_paths: int) -> np.ndarray:

@@ -2,8 +2,8 @@
 path of the hierarchy."""
 from __future__ import annotations
 
-from hier_models.cli.common import DATASET_HELP, add_command, add_common
-from hier_models.cli.datasets import path_table, prepare, resolve_dataset
+from hierbench.cli.arguments import DATASET_HELP, add_command, add_common
+from hierbench.datasets import path_table, prepare, resolve_dataset
 
 __all__ = ["format_table", "register"]
 

@@ -1,0 +1,105 @@
+"""Training a model on numpy arrays with the paper's schedule.
+
+- :func:`training_dataset`: a batched, shuffled ``tf.data`` pipeline over arrays,
+  integer images scaled to [0, 1] (:func:`input_scale`);
+- :func:`paper_learning_rate`: Adam's learning rate in Ross & Doshi-Velez (2021),
+  appendix A.1: 1e-3, divided by 10 at 50% and by 100 at 75% of the steps;
+- :func:`fit_paper_schedule`: compile and fit any model of this package with it;
+- :func:`encode`: the codes of arrays of observations, as stored.
+
+Every model of the package trains this way on non-Boxhead data (the Boxhead
+protocol is :mod:`hier_models.protocols`), the whole hierarchical method included
+(:mod:`hier_models.hierarchical`).
+"""
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from hier_datasets.validation import check_seed
+
+__all__ = ["encode", "fit_paper_schedule", "input_scale", "paper_learning_rate", "training_dataset"]
+
+
+def paper_learning_rate(total_steps: int, initial: float = 1e-3):
+    """1e-3, divided by 10 at 50% and by 100 at 75% of ``total_steps``."""
+    if total_steps < 4:
+        return initial
+    bounds = [int(total_steps * 0.5), int(total_steps * 0.75)]
+    return keras.optimizers.schedules.PiecewiseConstantDecay(bounds, [initial, initial / 10, initial / 100])
+
+
+def input_scale(observations, scale: float | None = None) -> float | None:
+    """The factor that maps ``observations`` to the models' float input in [0, 1]:
+    ``scale`` as given, or None (used as they are) for float observations.
+
+    Integer observations are images as stored and need their dataset's scale,
+    ``1 / observation_max`` from its metadata (:func:`hier_models.data.observation_scale`
+    for a TFDS build, ``1 / ground_truth.observation_max`` for a generator): 1 for
+    Spaceshapes' 0/1 pixels, 1/255 for Boxhead's 0..255 colours. Nothing is guessed
+    from the values; pass floats in [0, 1] instead, if you like.
+    """
+    dtype = np.asarray(observations).dtype
+    if scale is None:
+        if np.issubdtype(dtype, np.integer):
+            raise TypeError(
+                f"observations are {dtype} (images as stored): pass scale=1/observation_max from the dataset's "
+                "metadata (1 for Spaceshapes' 0/1 pixels, 1/255 for 0..255 colours), or float observations in [0, 1]"
+            )
+        return None
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    return float(scale)
+
+
+def training_dataset(observations, targets=None, batch_size: int = 256, random_state: int = 0, shuffle: bool = True,
+                     *, scale: float | None = None):
+    """A batched, prefetched ``tf.data`` pipeline over numpy arrays.
+
+    Observations become float32, multiplied by ``scale`` when given (required for
+    integer images; see :func:`input_scale`); ``targets`` (if any) are paired with
+    them; shuffling is reseeded every epoch from ``random_state`` (an integer seed or
+    a numpy Generator).
+    """
+    x = np.asarray(observations)
+    factor = input_scale(x, scale)
+    parts = (x,) if targets is None else (x, targets.astype(np.float32))
+    ds = tf.data.Dataset.from_tensor_slices(parts)
+    if shuffle:
+        ds = ds.shuffle(min(len(x), 100_000), seed=check_seed(random_state), reshuffle_each_iteration=True)
+
+    def to_float(x, *rest):
+        x = tf.cast(x, tf.float32)
+        x = x if factor is None else x * factor
+        return (x, *rest) if rest else x
+
+    ds = ds.batch(batch_size).map(to_float, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
+                       verbose: int = 0, callbacks=None, scale: float | None = None, **compile_options):
+    """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
+    ``epochs`` epochs (and ``compile_options``, e.g. a ``discriminator_optimizer``) and
+    fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
+    the History. ``batch_size`` is the global batch
+    when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
+    shuffles the examples."""
+    x = np.asarray(observations)
+    dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
+    steps = math.ceil(len(x) / batch_size) * epochs
+    with model.distribute_strategy.scope():  # the optimiser beside the model's variables
+        optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
+    model.compile(optimizer=optimizer, **compile_options)
+    return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
+
+
+def encode(model, observations, scale: float | None = None, batch_size: int = 512) -> np.ndarray:
+    """``model``'s codes of ``observations`` (numpy, in order); ``scale`` maps integer
+    images to [0, 1] (see :func:`input_scale`)."""
+    return model.encode(training_dataset(observations, None, batch_size, 0, shuffle=False, scale=scale))
