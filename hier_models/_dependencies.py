@@ -16,4 +16,4 @@ for _module in ("tensorflow", "keras", "tqdm"):
         raise ImportError(
             f"hier_models needs TensorFlow, Keras 3 and tqdm ({_module} cannot be imported: {err}); the light "
             f"install of hierbench has hier_metrics and the generators only: {INSTALL_HINT}"
-        ) from err
+        ) from None  # the message names the missing module; its own traceback adds nothing

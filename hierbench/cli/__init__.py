@@ -22,20 +22,33 @@ own errors too.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import os
 import sys
 import traceback
 
-from hierbench.cli import build, evaluate, report, run, train
 from hierbench.errors import CommandError
 
-__all__ = ["CommandError", "main", "parser"]
+__all__ = ["COMMANDS", "CommandError", "main", "parser"]
+
+#: each command and its line in ``hierbench --help``; a command's module (and with it
+#: TensorFlow) is imported only when the command runs or shows its own help
+COMMANDS = {
+    "build": "build (or reuse) datasets and summarise them per path",
+    "train": "train one model and save it (.keras) with its training history",
+    "evaluate": "score a saved model or external codes with every applicable metric (JSON)",
+    "report": "(re)draw the report of a run folder",
+    "run": "build, train, score and report: the default benchmark without arguments",
+}
 
 #: the environment variable that turns on --traceback
 TRACEBACK_VARIABLE = "HIERBENCH_TRACEBACK"
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(commands=tuple(COMMANDS)) -> argparse.ArgumentParser:
+    """The command line; the ``commands`` given get their full parsers, the others only
+    their line in the overview (so that ``hierbench --help`` imports no model code)."""
     p = argparse.ArgumentParser(
         prog="hierbench",
         description="Hierarchical disentanglement benchmarks: build datasets, train models, score them, report.",
@@ -44,12 +57,35 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--traceback", action="store_true",
                    help=f"on an error, show the whole Python traceback (also {TRACEBACK_VARIABLE}=1)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    build.register(sub)
-    train.register(sub, run.DEFAULT_RUN)
-    evaluate.register(sub, run.DEFAULT_RUN)
-    report.register(sub)
-    run.register(sub)
+    for name, summary in COMMANDS.items():
+        if name in commands:
+            _command_module(name).register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return p
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced():
+    """TensorFlow's C++ start-up lines (CUDA probing, CPU features, absl's notice) go to
+    file descriptor 2 before any Python logging setting applies: hide that descriptor
+    while the model code is imported. Python's own errors are raised afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _command_module(name: str):
+    with _native_stderr_silenced():
+        module = importlib.import_module(f"hierbench.cli.{name}")
+    _quiet_libraries()
+    return module
 
 
 def _quiet_libraries() -> None:
@@ -57,7 +93,6 @@ def _quiet_libraries() -> None:
     import absl.logging
     import tensorflow as tf
 
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     absl.logging.set_verbosity(absl.logging.ERROR)
     tf.get_logger().setLevel("ERROR")
 
@@ -67,8 +102,15 @@ def _wants_traceback(args) -> bool:
 
 
 def main(argv=None) -> int:
-    _quiet_libraries()
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    try:
+        p = parser(() if chosen not in COMMANDS else (chosen,))
+    except ImportError as err:  # the light install: the commands need the tf extra
+        print(f"hierbench {chosen}: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    args = p.parse_args(argv)
     try:
         return args.func(args)
     except CommandError as err:

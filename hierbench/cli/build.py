@@ -2,6 +2,7 @@
 path of the hierarchy."""
 from __future__ import annotations
 
+from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common
 from hierbench.datasets import path_table, prepare, resolve_dataset
 
@@ -32,7 +33,7 @@ def _build(args) -> int:
 
 def register(sub) -> None:
     p = add_command(
-        sub, "build", _build, summary="build (or reuse) datasets and summarise them per path",
+        sub, "build", _build, summary=COMMANDS["build"],
         description="Build (or reuse) registered datasets in the TFDS data dir and print how many examples take "
                     "each path of the hierarchy.",
         epilog="example: hierbench build chopsticks/depth2_either spaceshapes",

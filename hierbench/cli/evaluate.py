@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_interventional_option
 from hierbench.evaluation import evaluate
+from hierbench.job import DEFAULT_RUN
 from hierbench.pages import metrics_table
 
 __all__ = ["CODES_ORDER", "register"]
@@ -42,10 +44,11 @@ def _evaluate(args) -> int:
     return 0
 
 
-def register(sub, defaults) -> None:
-    """Add ``evaluate`` to ``sub``; ``defaults`` (a RunSettings) gives the scoring defaults."""
+def register(sub) -> None:
+    """Add ``evaluate`` to ``sub``, with the main job's defaults."""
+    defaults = DEFAULT_RUN
     p = add_command(
-        sub, "evaluate", _evaluate, summary="score a saved model or external codes with every applicable metric (JSON)",
+        sub, "evaluate", _evaluate, summary=COMMANDS["evaluate"],
         description="Score a saved model, or codes from any framework, against a split of a dataset: R4, R4c, DCI, "
                     "MIG, SAP, H-error and path purity on the split; for a model also the FactorVAE and beta-VAE "
                     "scores on fresh samples of the generative process. Prints JSON, or writes it to --out.",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import add_command, add_common
 from hierbench.pages import metrics_table
 from hierbench.report import report_run
@@ -19,7 +20,7 @@ def _report(args) -> int:
 
 def register(sub) -> None:
     p = add_command(
-        sub, "report", _report, summary="(re)draw the report of a run folder",
+        sub, "report", _report, summary=COMMANDS["report"],
         description="Redraw a run's report from the artefacts saved in RUN_DIR (models, codes, metrics, data "
                     "labels): metrics.json, summary.md, report.html (self-contained) and the figures as PNG.",
         epilog="example: hierbench report runs/default",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hierbench import options as model_options
+from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import (
     DATASET_HELP,
     add_command,
@@ -40,7 +41,7 @@ def _run(args) -> int:
 def register(sub) -> None:
     d = DEFAULT_RUN
     p = add_command(
-        sub, "run", _run, summary="build, train, score and report: the default benchmark without arguments",
+        sub, "run", _run, summary=COMMANDS["run"],
         description="The main job: build (or reuse) each dataset, train each model with each seed, score it with "
                     "every applicable metric, and write a report folder: metrics.json, summary.md with a models x "
                     "metrics table, a self-contained report.html, and the figures (factor-vs-code histograms where "

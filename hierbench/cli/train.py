@@ -7,9 +7,11 @@ from pathlib import Path
 
 from hier_models import distribute
 from hierbench import options
+from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
 from hierbench.datasets import load_split, prepare, resolve_dataset
 from hierbench.files import check_writable
+from hierbench.job import DEFAULT_RUN
 from hierbench.models import save_training, train
 
 __all__ = ["register"]
@@ -51,10 +53,11 @@ def _train(args) -> int:
     return 0
 
 
-def register(sub, defaults) -> None:
-    """Add ``train`` to ``sub``; ``defaults`` (a RunSettings) gives the training defaults."""
+def register(sub) -> None:
+    """Add ``train`` to ``sub``, with the main job's defaults."""
+    defaults = DEFAULT_RUN
     p = add_command(
-        sub, "train", _train, summary="train one model and save it (.keras) with its training history",
+        sub, "train", _train, summary=COMMANDS["train"],
         description="Train one model on the train split of a dataset and save it to --out: model.keras and "
                     f"history.json (settings, per-epoch losses; for {options.HIERARCHICAL} also MIMOSA's purity, "
                     "coverage and H-error on the training data), and for "
