@@ -228,9 +228,9 @@ def test_bad_factors_are_rejected_with_a_clear_message():
     with pytest.raises(ValueError, match="'slope1' is inactive on this path and must be 0"):
         gt.observations_from_factors([[0.005, 1, 0.005]])
     # categoricals hold option index + 1 (0 means inactive)
-    with pytest.raises(ValueError, match=r"categorical 'chop1' is 3, allowed option indices \+ 1 are 1..2"):
+    with pytest.raises(ValueError, match=r"categorical 'chop1' is 3, allowed are its option indices \+ 1, 1..2"):
         gt.observations_from_factors([[0.005, 3, 0.0]])
-    with pytest.raises(ValueError, match=r"categorical 'chop1' is 0, allowed option indices \+ 1 are 1..2"):
+    with pytest.raises(ValueError, match=r"categorical 'chop1' is 0, allowed .* 1..2 \(0 means inactive"):
         gt.observations_from_factors([[0.005, 0, 0.0]])
     with pytest.raises(ValueError, match="NaN or infinite"):
         gt.observations_from_factors([[np.nan, 1, 0]])

@@ -106,8 +106,8 @@ def test_deterministic_and_chunk_independent():
 @pytest.mark.parametrize("row, message", [
     (one(0, phase=1.5), r"'phase' is 1.5, out of range; allowed value in \[0, 1\]"),
     (one(0, x=-0.1), r"'x' is -0.1, out of range"),
-    (one(3), r"categorical 'shape' is 4, allowed option indices \+ 1 are 1..3"),
-    (one(-1), r"categorical 'shape' is 0, allowed option indices \+ 1 are 1..3"),
+    (one(3), r"categorical 'shape' is 4, allowed are its option indices \+ 1, 1..3"),
+    (one(-1), r"categorical 'shape' is 0, allowed are its option indices \+ 1, 1..3 \(0 means inactive"),
     (one(0, shine=0.3), "'shine' is inactive on this path and must be 0"),
     (one(2, jet=0, jetlen=0.2), "'jetlen' is inactive on this path"),
 ])
