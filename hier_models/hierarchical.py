@@ -49,7 +49,7 @@ from hier_models.training import fit_paper_schedule, input_scale, paper_learning
 
 __all__ = [
     "PAPER_GRID", "HalvingRung", "HalvingSelection", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical",
-    "grid_points", "grid_search", "select_run", "successive_halving", "train_cofhae",
+    "grid_label", "grid_points", "grid_search", "halving_rungs", "select_run", "successive_halving", "train_cofhae",
 ]
 
 #: the paper's COFHAE grid (appendix A.1)
@@ -157,6 +157,17 @@ def grid_points(grid: Mapping[str, Sequence] = PAPER_GRID) -> list[dict]:
     return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
 
 
+def grid_label(point: Mapping) -> str:
+    """``tau=0.5 lambda_assign=10 lambda_tc=1``: one grid point as text."""
+    return " ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in point.items())
+
+
+def _stage_callbacks(callbacks, stage: str):
+    """The callbacks of the ``fit`` called ``stage``: ``callbacks`` as given (a list, or
+    None), or what a function of the stage's name returns for it."""
+    return callbacks(stage) if callable(callbacks) else callbacks
+
+
 def _checked_grid(grid, options: Mapping) -> list[dict]:
     """:func:`grid_points`, refusing options that the grid varies."""
     points = grid_points(grid)
@@ -178,7 +189,9 @@ def grid_search(
     ``train_options`` (as :func:`train_cofhae`); returns (:func:`select_run`'s
     choice, all runs in grid order)."""
     points = _checked_grid(grid, train_options)
-    runs = [train_cofhae(observations, hierarchy, assignments, **point, **train_options) for point in points]
+    callbacks = train_options.pop("callbacks", None)
+    runs = [train_cofhae(observations, hierarchy, assignments, **point, **train_options,
+                         callbacks=_stage_callbacks(callbacks, f"COFHAE {grid_label(point)}")) for point in points]
     return select_run(runs), runs
 
 
@@ -220,6 +233,15 @@ class HalvingSelection:
                     seen.add(rung.configurations[i])
                     order.append(rung.configurations[i])
         return order
+
+
+def halving_rungs(epochs: int) -> list[int]:
+    """The rungs of :func:`successive_halving` for a run of ``epochs`` epochs: the
+    paper-scale schedule (3, 10, 50) scaled to ``epochs`` (6% and 20% of it, at least
+    one epoch each, the duplicates dropped)."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    return sorted({max(1, round(epochs * 3 / 50)), max(1, round(epochs * 10 / 50)), epochs})
 
 
 def successive_halving(
@@ -264,9 +286,9 @@ def successive_halving(
       rungs: increasing cumulative epochs at which configurations are ranked; the last
         is the full training length.
       keep: fraction of configurations kept at each rung (at least one).
-      callbacks: a list given to every ``fit``, or a function of a configuration's
-        label (e.g. ``"tau=0.5 lambda_assign=10 lambda_tc=1"``) returning that list
-        (one progress bar per configuration).
+      callbacks: a list given to every ``fit``, or a function of the stage's name
+        (e.g. ``"COFHAE tau=0.5 lambda_assign=10 lambda_tc=1"``) returning that list
+        (one progress bar per configuration: ``FitProgress(...).named``).
       batch_size, random_state, scale, strategy, discriminator_optimizer,
         **cofhae_options: as :func:`train_cofhae`.
 
@@ -303,10 +325,9 @@ def successive_halving(
                     discriminator_optimizer.get_config())
                 model.compile(optimizer=optimizer, discriminator_optimizer=own)
                 datasets[i] = training_dataset(x, targets, batch_size, seed, scale=scale)
-            label = " ".join(f"{k}={v:g}" for k, v in points[i].items())
             started = time.perf_counter()
             fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
-                                callbacks=callbacks(label) if callable(callbacks) else callbacks)
+                                callbacks=_stage_callbacks(callbacks, f"COFHAE {grid_label(points[i])}"))
             for k, v in fit.history.items():
                 histories[i].setdefault(k, []).extend(v)
             seconds.append(time.perf_counter() - started)
@@ -349,7 +370,8 @@ def fit_hierarchical(
     the paper's rule (:func:`select_run`) picks the returned ``run``; with ``rungs``
     too (e.g. ``(3, 10, 50)``, the last equal to ``epochs``) the grid is run as
     :func:`successive_halving` (``selection`` holds its rungs); otherwise COFHAE is
-    trained once with ``cofhae_options``. ``callbacks`` go to every ``fit`` call (the
+    trained once with ``cofhae_options``. ``callbacks`` (a list, or a function of a
+    stage's name returning one) go to every ``fit`` call (the
     autoencoder's, then each COFHAE run's). ``scale`` maps integer images to [0, 1]
     (see :func:`input_scale`: 1 for Spaceshapes' 0/1 pixels as stored); float
     observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
@@ -373,13 +395,13 @@ def fit_hierarchical(
     with in_scope(strategy):
         ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed, **arch)
     fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, random_state=seed, verbose=verbose,
-                       callbacks=callbacks, scale=scale)
+                       callbacks=_stage_callbacks(callbacks, "smooth autoencoder"), scale=scale)
     codes = ae.encode(training_dataset(x, None, batch_size, seed, shuffle=False, scale=scale))
     hierarchy, assignments = mimosa(codes, **dict(mimosa_options or {}))
     options = dict(epochs=epochs, batch_size=batch_size, random_state=seed, verbose=verbose, callbacks=callbacks, scale=scale,
                    strategy=strategy, **arch, **dict(cofhae_options or {}))
     if grid is None:
-        run = train_cofhae(x, hierarchy, assignments, **options)
+        run = train_cofhae(x, hierarchy, assignments, **{**options, "callbacks": _stage_callbacks(callbacks, "COFHAE")})
         return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])
     if rungs is not None:
         del options["epochs"], options["verbose"]

@@ -25,7 +25,9 @@ class FitProgress(keras.callbacks.Callback):
     """One tqdm bar per ``fit`` (named after ``stages`` in order) that counts epochs,
     or steps with ``unit="step"`` (for a single long epoch), and the history of each.
 
-    ``history[stage]`` maps each logged metric to its per-epoch values.
+    ``history[stage]`` maps each logged metric to its per-epoch values. Where the
+    stages are not known in advance, :meth:`named` names the next ``fit`` (a ``fit``
+    that continues a stage, from ``initial_epoch``, extends its history and bar).
     """
 
     def __init__(self, stages: Sequence[str], *, enabled: bool = True, unit: str = "epoch"):
@@ -34,17 +36,27 @@ class FitProgress(keras.callbacks.Callback):
             raise ValueError(f"unit must be 'epoch' or 'step', not {unit!r}")
         self.stages, self.enabled, self.unit = list(stages), enabled, unit
         self.history: dict[str, dict[str, list]] = {}
-        self._bar = None
+        self._bar = self._next = None
+        self._fits = 0
+
+    def named(self, stage: str) -> list:
+        """``[self]``, the callbacks of a ``fit`` that the bar and history call ``stage``."""
+        self._next = stage
+        return [self]
 
     def on_train_begin(self, logs=None):
-        index = len(self.history)
-        stage = self.stages[index] if index < len(self.stages) else f"stage {index + 1}"
-        self._stage = stage
-        self.history[stage] = {}
+        index, self._fits = self._fits, self._fits + 1
+        stage = self._next or (self.stages[index] if index < len(self.stages) else f"stage {index + 1}")
+        self._stage, self._next = stage, None
+        self.history.setdefault(stage, {})
         total, steps = self.params.get("epochs"), self.params.get("steps")
         if self.unit == "step":
             total = total * steps if total and steps else None
         self._bar = progress(total=total, enabled=self.enabled, desc=f"training {stage}", unit=self.unit)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.unit == "epoch" and self._bar.n == 0 and epoch > 0:  # a fit that continues from initial_epoch
+            self._bar.update(epoch)
 
     def _advance(self, logs):
         if logs and "loss" in logs:

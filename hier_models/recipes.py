@@ -25,7 +25,7 @@ import dataclasses
 import inspect
 import os
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import keras
 import numpy as np
@@ -38,7 +38,7 @@ from hier_models._mimosa import check_hyperparameters, paper_settings
 from hier_models.ae import AE
 from hier_models.architectures import capacity_architecture
 from hier_models.cofhae import COFHAE
-from hier_models.hierarchical import fit_hierarchical, grid_points
+from hier_models.hierarchical import fit_hierarchical, grid_label, grid_points
 from hier_models.progress import FitProgress, progress
 from hier_models.registry import (
     AUTOENCODER_EPOCHS,
@@ -153,11 +153,6 @@ def mimosa_settings(dataset_name: str) -> dict:
     return settings
 
 
-def grid_label(point: Mapping) -> str:
-    """``tau=0.5 lambda_assign=10 lambda_tc=1``: one grid point as text."""
-    return " ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in point.items())
-
-
 def code_hierarchy(model) -> Hierarchy | None:
     """The learned hierarchy of a hierarchical model, None for flat ones."""
     return getattr(model, "hierarchy", None) if isinstance(model, COFHAE) else None
@@ -228,18 +223,30 @@ def _check_grid(model_name: str, grid: Mapping | None) -> None:
         raise SettingsError(f"a grid selects COFHAE's hyperparameters; {model_name} has no grid")
 
 
-def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size, seed, show_progress, grid, scope,
-                        settings) -> TrainingRecord:
+def _selection_record(selection) -> dict:
+    """What successive halving did: its rungs (the configurations that trained to each,
+    with their training losses there), the ranking best first, and the choice."""
+    return dict(
+        schedule="successive halving", rungs=[r.epochs for r in selection.rungs],
+        points=[grid_label(p) for p in selection.points], ranking=[grid_label(selection.points[i])
+                                                                  for i in selection.ranking()],
+        per_rung=[dict(epochs=r.epochs, configurations=[grid_label(selection.points[i]) for i in r.configurations],
+                       reconstruction=r.reconstruction, assignment_loss=r.assignment, seconds=r.seconds)
+                  for r in selection.rungs],
+    )
+
+
+def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size, seed, show_progress, grid, rungs,
+                        scope, settings) -> TrainingRecord:
     fit_settings = _hierarchical_settings(data, options, seed)
     keras.utils.set_random_seed(seed)
     start = time.perf_counter()
     autoencoder_epochs = autoencoder_epochs or AUTOENCODER_EPOCHS
-    stages = ["COFHAE"] if grid is None else [f"COFHAE {grid_label(p)}" for p in grid_points(grid)]
-    callback = FitProgress(["smooth autoencoder", *stages], enabled=show_progress)
+    callback = FitProgress([], enabled=show_progress)  # one bar per stage, named by fit_hierarchical
     mimosa_options = dict(fit_settings["mimosa_options"], verbose=show_progress)
     fit = fit_hierarchical(
         data.observations, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size,
-        random_state=seed, callbacks=[callback], grid=grid, scale=data.scale, strategy=scope,
+        random_state=seed, callbacks=callback.named, grid=grid, rungs=rungs, scale=data.scale, strategy=scope,
         **{**fit_settings, "mimosa_options": mimosa_options},
     )
     scores = {
@@ -248,7 +255,10 @@ def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size
         "mimosa_h_error": hier_metrics.h_error(fit.hierarchy, data.hierarchy),
     }
     settings.update(autoencoder_epochs=autoencoder_epochs, initial_dim=int(fit.initial_codes.shape[1]))
-    if grid is not None:
+    if fit.selection is not None:
+        settings.update(selection=_selection_record(fit.selection),
+                        selected=grid_label(fit.selection.points[fit.selection.choice]))
+    elif grid is not None:
         record = _grid_record(fit, grid)
         settings.update(grid=record, selected=next(grid_label(r["hyperparameters"]) for r in record if r["selected"]))
     return TrainingRecord(
@@ -270,6 +280,7 @@ def train(
     options: Mapping | None = None,
     show_progress: bool = True,
     grid: Mapping | None = None,
+    rungs: Sequence[int] | None = None,
     strategy: str | None = None,
 ) -> TrainingRecord:
     """Train ``model_name`` (a name of :data:`hier_models.registry.MODEL_NAMES`,
@@ -288,7 +299,9 @@ def train(
     :data:`~hier_models.registry.AUTOENCODER_EPOCHS`). With ``grid``
     (Hierarchical only, e.g. :data:`~hier_models.hierarchical.PAPER_GRID`), COFHAE
     trains at every grid point on the same MIMOSA output and the paper's rule keeps
-    one run; ``settings["grid"]`` lists every run's losses. ``strategy``
+    one run; ``settings["grid"]`` lists every run's losses. With ``rungs`` too
+    (:func:`~hier_models.hierarchical.halving_rungs`), the grid runs as successive
+    halving, and ``settings["selection"]`` holds its rungs and ranking. ``strategy``
     (``"mirrored"`` or ``"multiworker"``, see :func:`hier_models.distribute.get_strategy`)
     splits each global batch of ``batch_size`` rows over the strategy's replicas.
     ``random_state`` (an integer seed) seeds the weights, the shuffling and the noise.
@@ -319,7 +332,7 @@ def train(
     if model_name == HIERARCHICAL:
         return _train_hierarchical(data, options, epochs=epochs, autoencoder_epochs=autoencoder_epochs,
                                    batch_size=batch_size, seed=seed, show_progress=show_progress, grid=grid,
-                                   scope=scope, settings=settings)
+                                   rungs=rungs, scope=scope, settings=settings)
     boxhead = data.family == "boxhead"
     if boxhead:
         steps = protocols.training_steps(len(data), batch_size, epochs)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from hier_models import distribute
-from hier_models.hierarchical import grid_points
+from hier_models.hierarchical import grid_points, halving_rungs
 from hier_models.recipes import code_hierarchy, encode, score
 from hierbench import options as model_options
 from hierbench.datasets import DatasetRef, load_split, prepare, resolve_dataset
@@ -41,6 +41,8 @@ class RunSettings:
     options: Mapping[str, Mapping] = dataclasses.field(default_factory=dict)
     #: select COFHAE over the paper's 27-run grid (PAPER_GRID) instead of training it once
     grid: bool = False
+    #: the same selection run as successive halving (hier_models.hierarchical.successive_halving)
+    halving: bool = False
     data_dir: str | None = None
     out: str = "runs/default"
     #: a tf.distribute strategy, "mirrored" or "multiworker" (hier_models.distribute.get_strategy); None: one device
@@ -48,7 +50,9 @@ class RunSettings:
 
     def describe(self) -> str:
         sizes = f"{self.train_size} train / {self.test_size} test" if self.train_size else "registered sizes"
-        grid = f", COFHAE selected over the paper's {len(grid_points(model_options.PAPER_GRID))}-run grid" if self.grid else ""
+        size = len(grid_points(model_options.PAPER_GRID))
+        grid = (f", COFHAE selected over the paper's {size}-run grid by successive halving" if self.halving
+                else f", COFHAE selected over the paper's {size}-run grid" if self.grid else "")
         return (
             f"datasets {', '.join(self.datasets)} ({sizes}); models {', '.join(self.models)}; "
             f"seeds {', '.join(map(str, self.seeds))}; {_count(self.epochs, 'epoch')} (the smooth autoencoder "
@@ -108,12 +112,13 @@ def _check(settings: RunSettings) -> tuple[Path, list[DatasetRef], list[str]]:
     out = check_writable(settings.out)
     datasets = [resolve_dataset(name, settings.train_size, settings.test_size) for name in settings.datasets]
     models = [model_options.resolve_model(m) for m in settings.models]
-    if settings.grid and model_options.HIERARCHICAL not in models:
+    selecting = settings.grid or settings.halving
+    if selecting and model_options.HIERARCHICAL not in models:
         raise CommandError(f"--grid selects COFHAE's hyperparameters; add {model_options.HIERARCHICAL} to the models")
     for model in models:
         chosen = model_options.check_options(model, settings.options.get(model, {}))
         if model == model_options.HIERARCHICAL:
-            model_options.check_grid(model, model_options.PAPER_GRID if settings.grid else None, chosen)
+            model_options.check_grid(model, model_options.PAPER_GRID if selecting else None, chosen)
             for dataset in datasets:
                 model_options.initial_dim(dataset, chosen)
     if not settings.seeds:
@@ -161,10 +166,12 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
             for seed in settings.seeds:
                 label = _label(model, seed, dataset, settings)
                 say(f"{label}: training on {len(train_split)} examples")
-                grid = model_options.PAPER_GRID if settings.grid and model == model_options.HIERARCHICAL else None
+                hierarchical = model == model_options.HIERARCHICAL
+                grid = model_options.PAPER_GRID if (settings.grid or settings.halving) and hierarchical else None
+                rungs = halving_rungs(settings.epochs) if settings.halving and hierarchical else None
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
-                                show_progress=show_progress, grid=grid, strategy=settings.strategy)
+                                show_progress=show_progress, grid=grid, rungs=rungs, strategy=settings.strategy)
                 folder = model_folder(dataset.name, model, seed)
                 save_training(trained, out / folder)
                 codes = encode(trained.model, test_split.observations, test_split.scale)

@@ -7,6 +7,7 @@ from typing import Mapping
 
 from hierbench.figures import png_bytes, run_figures
 from hierbench.files import check_writable, write_atomic, write_json
+from hierbench.models import training_record
 from hierbench.pages import html_page, markdown_page
 from hierbench.run_folders import load_run, read_record
 
@@ -38,7 +39,19 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _notes(record: Mapping) -> str:
+def _ranking_note(label: str, selection: Mapping) -> str:
+    """The selected configuration of one run and the ranking, with the training losses
+    at the rung where each configuration stopped."""
+    losses = {}
+    for rung in selection["per_rung"]:
+        for name, lx, la in zip(rung["configurations"], rung["reconstruction"], rung["assignment_loss"]):
+            losses[name] = (rung["epochs"], lx, la)
+    ranked = [f"{i}. {name} (epoch {losses[name][0]}: L_x {losses[name][1]:.4g}, L_a {losses[name][2]:.3g})"
+              for i, name in enumerate(selection["ranking"][:5], start=1)]
+    return f"{label}: selected {selection['ranking'][0]}; best five of {len(selection['ranking'])}: " + "; ".join(ranked)
+
+
+def _notes(record: Mapping, run_dir) -> str:
     s = record["settings"]
     notes = [
         f"Datasets: {', '.join(record['datasets'])}. Models trained for {_count(s['epochs'], 'epoch')} "
@@ -50,7 +63,16 @@ def _notes(record: Mapping) -> str:
         "as one always-active group for R4c; H-error and purity are given for hierarchical codes only. On "
         "Boxhead, DCI macro / micro scores each level's factors on the codes whose largest importance is there.",
     ]
-    if s.get("grid"):
+    if s.get("halving"):
+        notes.append("COFHAE was selected over the paper's grid of tau, lambda_assign and lambda_tc by successive "
+                     "halving: every configuration trained a few epochs, the best third by the paper's rule (the "
+                     "lowest training reconstruction among the third with the lowest assignment loss) went on, "
+                     "the last three to the full length.")
+        for e in record["entries"]:
+            selection = training_record(Path(run_dir) / e["folder"]).get("settings", {}).get("selection")
+            if selection:
+                notes.append(_ranking_note(e["label"], selection))
+    elif s.get("grid"):
         notes.append("COFHAE was selected over the paper's grid of tau, lambda_assign and lambda_tc (each run's "
                      "history.json lists the grid's losses and the selected point).")
     if "seconds" in record:
@@ -67,5 +89,5 @@ def report_run(run_dir, *, show_progress: bool = True) -> dict:
     record, entries = load_run(run_dir, record)
     metrics = {e.label: e.metrics for e in entries}
     figures = run_figures(entries, show_progress=show_progress)
-    write_report(run_dir, metrics, figures, title="hierbench run", notes=_notes(record))
+    write_report(run_dir, metrics, figures, title="hierbench run", notes=_notes(record, run_dir))
     return metrics

@@ -174,6 +174,28 @@ def test_evaluate_codes_scores_warped_factors_high_and_noise_low(data_dir, tmp_p
     assert good["representation"].endswith("warped.npy") and "factor_vae_eval_accuracy" not in good
 
 
+def test_run_halving_selects_by_successive_halving_and_reports_the_ranking(data_dir, tmp_path, monkeypatch):
+    """--halving: six configurations for 1 epoch, the best two by the paper's rule to 2
+    epochs; history.json holds the rungs and the ranking, the report names the choice."""
+    from hierbench import options
+
+    monkeypatch.setattr(options, "PAPER_GRID", {"tau": (0.5, 1.0), "lambda_tc": (1.0, 10.0, 100.0)})
+    out = tmp_path / "halving"
+    assert main(["run", *TINY[:4], "--epochs", "2", *TINY[6:], "--datasets", "chopsticks/depth2_either",
+                 "--models", "Hierarchical", "--halving", "--set", "hidden_units=[32]",
+                 "--set", "discriminator_units=[32]", "--interventional-points", "0", "--data-dir",
+                 data_dir, "--out", str(out)]) == 0
+    (folder,) = [p.parent for p in out.glob("models/*/*/history.json")]
+    settings = json.loads((folder / "history.json").read_text())["settings"]
+    selection = settings["selection"]
+    assert selection["rungs"] == [1, 2] and [len(r["configurations"]) for r in selection["per_rung"]] == [6, 2]
+    assert selection["ranking"][0] == settings["selected"] and sorted(selection["ranking"]) == sorted(selection["points"])
+    first, last = selection["per_rung"]
+    assert set(last["configurations"]) <= set(first["configurations"])
+    summary = (out / "summary.md").read_text()
+    assert f"selected {settings['selected']}" in summary and "best five of 6" in summary
+
+
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
     from hierbench import models, options
 

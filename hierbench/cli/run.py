@@ -28,7 +28,7 @@ def _run(args) -> int:
         train_size=None if args.full_size else args.train_size, test_size=None if args.full_size else args.test_size,
         epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs, batch_size=args.batch_size,
         interventional_points=args.interventional_points, options=model_options.parse_options(args.set, models),
-        data_dir=args.data_dir, out=args.out, grid=args.grid, strategy=args.strategy,
+        data_dir=args.data_dir, out=args.out, grid=args.grid, halving=args.halving, strategy=args.strategy,
     )
     metrics, seconds = run(settings, show_progress=not args.quiet)
     print()

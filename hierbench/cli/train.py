@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 from hier_models import distribute
+from hier_models.hierarchical import halving_rungs
 from hierbench import options
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
@@ -24,7 +25,8 @@ def _train(args) -> int:
     dataset = resolve_dataset(args.dataset)
     model = options.resolve_model(args.model)
     settings = options.parse_options(args.set, [model])[model]
-    grid = options.PAPER_GRID if args.grid else None
+    grid = options.PAPER_GRID if args.grid or args.halving else None
+    rungs = halving_rungs(args.epochs) if args.halving else None
     options.check_grid(model, grid, settings)
     if model == options.HIERARCHICAL:
         options.initial_dim(dataset, settings)
@@ -34,7 +36,7 @@ def _train(args) -> int:
     data = load_split(prepare(dataset, args.data_dir), args.split, show_progress=not args.quiet)
     trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
                     batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
-                    show_progress=not args.quiet, grid=grid, strategy=args.strategy)
+                    show_progress=not args.quiet, grid=grid, rungs=rungs, strategy=args.strategy)
     written = save_training(trained, out)
     if not chief:
         shutil.rmtree(out, ignore_errors=True)
@@ -43,6 +45,11 @@ def _train(args) -> int:
     print(f"{model} trained on {len(data)} examples of {dataset.name} in {trained.seconds:.0f} s")
     if "grid" in trained.settings:
         print(f"grid of {len(trained.settings['grid'])} COFHAE runs; selected {trained.settings['selected']}")
+    if "selection" in trained.settings:
+        chosen = trained.settings["selection"]
+        print(f"successive halving over {len(chosen['points'])} COFHAE configurations (rungs at epochs "
+              f"{', '.join(map(str, chosen['rungs']))}); selected {trained.settings['selected']}; best first: "
+              + "; ".join(chosen["ranking"][:3]))
     for stage, history in trained.history.items():
         epochs = max((len(v) for v in history.values()), default=0)
         print(f"  {stage} after {epochs} epochs: " + ", ".join(f"{k} {v[-1]:.4g}" for k, v in history.items() if v))
