@@ -17,8 +17,9 @@ random_state)`` and ``sample(num, random_state)`` (``sample_observations`` is us
 when present). Factors are discrete labels 0..m-1, as in disentanglement_lib. Every draw
 from the data uses ``random_state`` in disentanglement_lib's order (training points in
 batches of ``batch_size`` through ``sample``); the classifiers and splits inside the
-metrics get a seed drawn from it. Matrices are disentanglement_lib's
-``(num_codes, num_points)`` where its functions return them.
+metrics get a seed from a copy of it, so that it draws nothing disentanglement_lib would
+not. Matrices are disentanglement_lib's ``(num_codes, num_points)`` where its functions
+return them.
 
 The numbers come from hier_metrics's own functions (named in each docstring), which
 state the definitions and what they mean on hierarchical data; to score a hierbench
@@ -77,9 +78,12 @@ def _random_state(random_state) -> np.random.RandomState:
 
 
 def _seed(random_state: np.random.RandomState) -> np.random.Generator:
-    """A Generator for the metric's own randomness (splits, classifiers), drawn from
-    ``random_state`` after the data."""
-    return np.random.default_rng(int(random_state.randint(2**31 - 1)))
+    """A Generator for the metric's own randomness (splits, classifiers, shifts), seeded
+    from a copy of ``random_state``, which is left where it is: ``random_state`` then
+    draws exactly the data that disentanglement_lib draws with it."""
+    copy = np.random.RandomState()
+    copy.set_state(random_state.get_state())
+    return np.random.default_rng(int(copy.randint(2**31 - 1)))
 
 
 def _rows(array, num: int, name: str) -> np.ndarray:
@@ -297,7 +301,7 @@ def compute_strong_downstream_task(ground_truth_data, representation_function, r
     res = strong_downstream_task(
         process, representation_function, train_sizes=num_train, num_test=num_test, num_experiments=n_experiment,
         predictor=predictor, factor_values=[np.arange(m) for m in ground_truth_data.factors_num_values],
-        categorical=_all_discrete(process.num_factors), random_state=np.random.default_rng(rs.randint(2**31 - 1)),
+        categorical=_all_discrete(process.num_factors), random_state=_seed(rs),
     )
     res.pop("score")
     return res

@@ -69,7 +69,7 @@ def test_equals_our_functions_on_the_same_draws():
     f_test, z_test = dc._draw(DATA, perfect, 300, state, 16)
     cat = np.arange(3)
     ours = hm.explicitness(f_train, z_train, test_factors=f_test, test_codes=z_test, categorical=cat,
-                           random_state=np.random.default_rng(state.randint(2**31 - 1)))
+                           random_state=dc._seed(state))
     res = dc.compute_modularity_explicitness(DATA, perfect, rs(), num_train=600, num_test=300)
     assert res["modularity_score"] == hm.modularity(f_train, z_train, categorical=cat)["score"]
     assert res["explicitness_score_test"] == ours["score"]
