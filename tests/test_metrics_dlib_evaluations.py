@@ -231,3 +231,15 @@ def test_evaluate_runs_the_new_array_metrics_when_named():
     assert out["explicitness_test"] == pytest.approx(1.0)
     assert "gaussian_total_correlation" in out
     assert "modularity" not in hm.evaluate_arrays(f, f, metrics=None, metric_options={"r4": {}})
+
+
+def test_evaluate_runs_fairness_and_strong_downstream_when_named():
+    out = hm.evaluate(
+        lambda x: x, Flat(), metrics=["fairness", "strong_downstream"],
+        metric_options={
+            "fairness": {"num_train": 200, "num_test_points_per_class": 10},
+            "strong_downstream": {"train_sizes": [100], "num_test": 100, "num_experiments": 1},
+        },
+    )
+    assert out["fairness_score"] == 0.0 and out["strong_downstream_score"] == 1.0
+    assert "fairness_max_fairness:pred1:sens0" in out and "strong_downstream_100:strong_generalization_gap" in out
