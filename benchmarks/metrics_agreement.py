@@ -663,6 +663,10 @@ def write_markdown(report: dict) -> None:
         "section's heading): exact for formulas fed identical inputs, wider where an estimator or",
         "random sampling differs by design.",
         "",
+        "disentanglement_lib's further evaluations (modularity / explicitness, IRS, the unsupervised",
+        "scores, fairness, the downstream tasks, UDR) and the `hier_metrics.dlib_compat` drop-in are",
+        "compared end to end on [metrics_agreement_dlib.md](metrics_agreement_dlib.md).",
+        "",
     ]
     stale = sorted(k for k, v in report.get("inputs", {}).items() if ref.get("_inputs", {}).get(k) != v)
     if ref and stale:

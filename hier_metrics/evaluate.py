@@ -15,18 +15,31 @@ from hier_metrics._validation import (
     check_same_rows,
 )
 from hier_metrics.dci import dci, dci_split
+from hier_metrics.downstream import downstream_task, strong_downstream_task
+from hier_metrics.fairness import fairness
 from hier_metrics.interventional import _encode, beta_vae_score, factor_vae_score
+from hier_metrics.irs import irs
 from hier_metrics.mig import mig
+from hier_metrics.modularity import explicitness, modularity
 from hier_metrics.r4 import r4, r4c
 from hier_metrics.sap import sap
+from hier_metrics.unsupervised import unsupervised_scores
 
-__all__ = ["evaluate", "evaluate_arrays", "ARRAY_METRICS", "INTERVENTIONAL_METRICS"]
+__all__ = [
+    "evaluate", "evaluate_arrays", "ARRAY_METRICS", "INTERVENTIONAL_METRICS", "EXTRA_ARRAY_METRICS",
+    "EXTRA_INTERVENTIONAL_METRICS",
+]
 
 #: metrics computed from (factors, codes) arrays, in the order they are run
 ARRAY_METRICS = ("r4", "r4c", "dci", "dci_split", "mig", "sap")
 #: metrics that need the generative process and a representation function
 INTERVENTIONAL_METRICS = ("factor_vae", "beta_vae")
-_ALL = ARRAY_METRICS + INTERVENTIONAL_METRICS
+#: further array metrics (disentanglement_lib's other evaluations), run when named in ``metrics``
+EXTRA_ARRAY_METRICS = ("modularity", "explicitness", "irs", "unsupervised", "downstream")
+#: further interventional metrics, run when named in ``metrics``
+EXTRA_INTERVENTIONAL_METRICS = ("fairness", "strong_downstream")
+_ALL = ARRAY_METRICS + INTERVENTIONAL_METRICS + EXTRA_ARRAY_METRICS + EXTRA_INTERVENTIONAL_METRICS
+_OPT_IN = EXTRA_ARRAY_METRICS + EXTRA_INTERVENTIONAL_METRICS
 
 
 def _seeds(random_state) -> dict[str, int]:
@@ -40,7 +53,7 @@ def _select(metrics, allowed: Sequence[str], factor_groups) -> list[str]:
     """The metrics to run, in ``allowed`` order; by default every one that applies."""
     if metrics is None:
         chosen = [
-            m for m in allowed if m != "dci_split" or factor_groups is not None
+            m for m in allowed if (m != "dci_split" or factor_groups is not None) and m not in _OPT_IN
         ]
     else:
         chosen = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -113,6 +126,31 @@ def _run_array_metrics(
             out["mig"] = mig(factors, codes, categorical=categorical, **kw)["mig"]
         elif name == "sap":
             out["sap"] = sap(factors, codes, categorical=categorical, random_state=seed, **kw)["sap"]
+        elif name in ("modularity", "irs"):
+            res = (modularity if name == "modularity" else irs)(
+                factors, codes, categorical=categorical, factor_active=factor_active, **kw
+            )
+            out[name] = res["score"]
+            if name == "irs":
+                out["irs_num_active_dims"] = res["num_active_dims"]
+        elif name == "explicitness":
+            res = explicitness(
+                factors, codes, categorical=categorical, factor_active=factor_active, random_state=seed, **kw
+            )
+            out["explicitness_train"], out["explicitness_test"] = res["explicitness_score_train"], res["score"]
+        elif name == "unsupervised":
+            res = unsupervised_scores(codes, **kw)
+            res.pop("score")
+            out.update(res)
+        elif name == "downstream":
+            half = len(factors) // 2  # train on the first half, test on the second
+            res = downstream_task(
+                factors[:half], codes[:half], test_factors=factors[half:], test_codes=codes[half:],
+                factor_active=factor_active[:half], test_factor_active=factor_active[half:],
+                categorical=categorical, random_state=seed, **kw,
+            )
+            res.pop("score")
+            _flatten("downstream", res, out)
     return out
 
 
@@ -140,8 +178,12 @@ def evaluate_arrays(
       categorical: which factor columns are categorical (see :func:`hier_metrics.r4_matrix`).
       factor_groups: named factor groups (indices, or names with ``factor_names``);
         enables ``dci_split``.
-      metrics: names from ``ARRAY_METRICS``; default: ``r4``, ``dci``, ``mig``, ``sap``,
-        ``r4c`` (flat codes without ``code_hierarchy``), plus ``dci_split`` with factor groups.
+      metrics: names from ``ARRAY_METRICS + EXTRA_ARRAY_METRICS``; default: ``r4``,
+        ``dci``, ``mig``, ``sap``, ``r4c`` (flat codes without ``code_hierarchy``), plus
+        ``dci_split`` with factor groups. ``EXTRA_ARRAY_METRICS`` run only when named:
+        ``modularity``, ``explicitness`` (a random third held out), ``irs``,
+        ``unsupervised`` (the codes alone) and ``downstream`` (trained on the first half
+        of the rows, tested on the second).
       metric_options: per-metric keyword arguments, e.g. ``{"dci": {"test_size": 0.5}}``.
       random_state: integer seed or Generator; each metric gets its own derived seed,
         so a metric's value does not depend on which other metrics run.
@@ -170,7 +212,7 @@ def evaluate_arrays(
     codes = check_array(codes, "codes")
     check_same_rows(factors=factors, codes=codes)
     progress = _check_progress(progress)
-    chosen = _select(metrics, ARRAY_METRICS, factor_groups)
+    chosen = _select(metrics, ARRAY_METRICS + EXTRA_ARRAY_METRICS, factor_groups)
     if factor_active is None:
         factor_active = np.ones(factors.shape, dtype=bool)
     factor_active = check_mask(factor_active, "factor_active", factors.shape)
@@ -204,8 +246,10 @@ def evaluate(
     process directly.
 
     Args:
-      metrics: names from ``ARRAY_METRICS + INTERVENTIONAL_METRICS``; default: all
-        that apply (``dci_split`` needs ``factor_groups``).
+      metrics: names from ``ARRAY_METRICS + INTERVENTIONAL_METRICS`` and the opt-in
+        ``EXTRA_ARRAY_METRICS + EXTRA_INTERVENTIONAL_METRICS`` (``fairness``,
+        ``strong_downstream``: slow with their defaults, which fit boosted trees); default:
+        all of the first two that apply (``dci_split`` needs ``factor_groups``).
       metric_options: per-metric keyword arguments, e.g.
         ``{"factor_vae": {"num_train": 1000, "num_eval": 500}}``.
       progress: called with each metric's name just before it runs.
@@ -242,7 +286,7 @@ def evaluate(
     seeds = _seeds(random_state)
     chosen = _select(metrics, _ALL, factor_groups)
     out: dict = {"dataset": getattr(gt, "name", str(dataset)), "num_samples": num_samples}
-    array_chosen = [m for m in chosen if m in ARRAY_METRICS]
+    array_chosen = [m for m in chosen if m in ARRAY_METRICS + EXTRA_ARRAY_METRICS]
     if array_chosen:
         data_rng = np.random.default_rng(seeds["data"])
         factors = np.asarray(gt.sample_factors(num_samples, data_rng), dtype=np.float64)
@@ -273,4 +317,9 @@ def evaluate(
             gt, representation_function, random_state=seeds["beta_vae"], **_options(metric_options, "beta_vae")
         )
         _flatten("beta_vae", res, out)
+    for name, fn in (("fairness", fairness), ("strong_downstream", strong_downstream_task)):
+        if name in chosen:
+            progress(name)
+            res = fn(gt, representation_function, random_state=seeds[name], **_options(metric_options, name))
+            _flatten(name, res, out)
     return out
