@@ -140,10 +140,11 @@ def importance_matrix(
     (a classifier for categorical factors, a regressor otherwise), as in
     disentanglement_lib and the Boxhead paper (``backend="sklearn"``).
     ``backend="lightgbm"`` fits LightGBM's histogram-based boosted trees with the same
-    settings instead, many times faster; its gain importances are normalised to sum to
-    1 per factor, as scikit-learn's are (``docs/results/dci_backends.md`` measures the
-    speed and the agreement of D, C, I and the importances on every registered
-    dataset). scikit-learn's own histogram boosting has no impurity importances, so it
+    settings instead: 57x faster than disentanglement_lib's procedure on 10,000 points,
+    with D, C and I within 0.02, 0.03 and 0.005 of the default's and per-factor
+    importances within 0.07 on every registered dataset (its gain importances are
+    normalised to sum to 1 per factor, as scikit-learn's are;
+    ``docs/results/dci_backends.md``). scikit-learn's own histogram boosting has no impurity importances, so it
     cannot serve. ``estimator(categorical, seed)`` may return any
     scikit-learn estimator with ``feature_importances_`` (it overrides ``backend``).
 
