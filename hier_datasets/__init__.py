@@ -17,7 +17,10 @@ from hier_datasets.data_source import DataSource, data_source
 from hier_datasets.ground_truth import GroundTruth, available, ground_truth
 from hier_datasets.hierarchy import Categorical, Group, Hierarchy
 from hier_datasets.loading import build
+from hier_datasets.validation import check_public_keywords
 
 __all__ = [
     "Categorical", "Group", "Hierarchy", "GroundTruth", "DataSource", "available", "build", "data_source", "ground_truth",
 ]
+
+check_public_keywords(globals())  # a misspelt keyword lists the options taken

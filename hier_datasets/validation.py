@@ -12,9 +12,12 @@ obscure shape error inside ``fit``.
 """
 from __future__ import annotations
 
+import difflib
+import functools
 import inspect
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -127,29 +130,79 @@ def check_non_negative_int(value, name: str) -> int:
     return check_positive_int(value, name, minimum=0)
 
 
-def check_forwarded_options(caller: str, options, target, passed=()) -> None:
-    """TypeError naming ``caller`` when ``options`` (the ``**options`` that ``caller``
-    passes on to ``target``) hold a keyword that ``target`` does not take, or one of
-    ``passed``, which ``caller`` sets itself; so the error names the function the
-    user called, with the keywords it takes, rather than a helper.
+def unexpected_keyword(caller: str, keyword: str, accepted) -> TypeError:
+    """The TypeError for an unknown ``keyword`` of ``caller``: the keywords it takes and
+    the closest one, where Python's own message names neither."""
+    close = difflib.get_close_matches(keyword, list(accepted), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TypeError(
+        f"{caller}() got an unexpected keyword argument {keyword!r}{hint}; its options are {', '.join(accepted)}"
+    )
+
+
+def _keywords(function, passed=()) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [n for n, p in inspect.signature(function).parameters.items() if p.kind in kinds and n not in passed]
+
+
+def check_forwarded_options(caller, options, target, passed=()) -> None:
+    """TypeError naming ``caller`` (the public function, or its name) when ``options``
+    (the ``**options`` that it passes on to ``target``) hold a keyword that ``target``
+    does not take, or one of ``passed``, which ``caller`` sets itself; the error lists
+    every keyword the user may give: ``caller``'s own keyword-only ones, then
+    ``target``'s.
 
     Example:
       >>> def helper(x, *, bins=10, scale=1.0):
       ...     return x
+      >>> def summary(x, *, seed=0, **options):
+      ...     check_forwarded_options(summary, options, helper, passed=("x",))
       >>> try:
-      ...     check_forwarded_options("summary", {"binz": 5}, helper, passed=("x",))
+      ...     summary(1, binz=5)
       ... except TypeError as err:
       ...     print(err)
-      summary() got an unexpected keyword argument 'binz'; its options are bins, scale
+      summary() got an unexpected keyword argument 'binz' (did you mean 'bins'?); its options are seed, bins, scale
     """
-    parameters = inspect.signature(target).parameters
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    accepted = [name for name, p in parameters.items() if p.kind in kinds and name not in passed]
+    own = []
+    if callable(caller):
+        own = [n for n, p in inspect.signature(caller).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        caller = caller.__name__
+    accepted = _keywords(target, passed)
     unknown = [name for name in options if name not in accepted]
     if unknown:
-        raise TypeError(
-            f"{caller}() got an unexpected keyword argument {unknown[0]!r}; its options are {', '.join(accepted)}"
-        )
+        raise unexpected_keyword(caller, unknown[0], own + [n for n in accepted if n not in own])
+
+
+def keyword_checked(function):
+    """``function``, answering an unknown keyword with :func:`unexpected_keyword`'s
+    error before it runs; a function with ``**options`` is returned as it is (it checks
+    what it forwards with :func:`check_forwarded_options`)."""
+    if getattr(function, "keywords_checked", False) or any(
+        p.kind is p.VAR_KEYWORD for p in inspect.signature(function).parameters.values()
+    ):
+        return function
+    accepted = _keywords(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for name in kwargs:
+            if name not in accepted:
+                raise unexpected_keyword(function.__name__, name, accepted)
+        return function(*args, **kwargs)
+
+    checked.keywords_checked = True
+    return checked
+
+
+def check_public_keywords(namespace: dict) -> None:
+    """Give every public function of a package (the names in ``namespace["__all__"]``)
+    :func:`keyword_checked`'s errors, in the package and in the module that defines it."""
+    for name in namespace["__all__"]:
+        function = namespace.get(name)  # a lazily loaded name is not there yet
+        if inspect.isfunction(function):
+            checked = keyword_checked(function)
+            namespace[name] = checked
+            setattr(sys.modules[function.__module__], function.__name__, checked)
 
 
 def _finite_real(value, name: str) -> float:

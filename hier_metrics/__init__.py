@@ -30,6 +30,7 @@ One orientation: every function takes the ground truth first (``factors``, then
 :func:`importance_matrix`, :func:`sap_matrix`, ``mig.discrete_mutual_info``), as do
 :func:`dci_from_importance` and :func:`dci_split_from_importance` take it.
 """
+from hier_datasets.validation import check_public_keywords
 from hier_metrics._univariate import random_splits
 from hier_metrics._validation import MAX_AUTO_CATEGORIES
 from hier_metrics.dci import dci, dci_from_importance, dci_split, dci_split_from_importance, importance_matrix
@@ -86,3 +87,5 @@ __all__ = [
     "udr",
     "unsupervised_scores",
 ]
+
+check_public_keywords(globals())  # a misspelt keyword lists the options taken

@@ -231,7 +231,7 @@ def dci(factors, codes, *, random_state=0, **options) -> dict:
       >>> round(result["disentanglement"], 2), round(result["completeness"], 2)
       (1.0, 1.0)
     """
-    check_forwarded_options("dci", options, importance_matrix, passed=("factors", "codes", "random_state"))
+    check_forwarded_options(dci, options, importance_matrix, passed=("factors", "codes", "random_state"))
     imp = importance_matrix(factors, codes, random_state=random_state, **options)
     varying = np.flatnonzero(~np.isnan(imp["informativeness_test"]))
     out = dci_from_importance(imp["importance"][varying])
@@ -371,7 +371,7 @@ def dci_split(
     """
     factors_arr = check_array(factors, "factors", min_rows=3)
     resolved = _check_split(groups, factors_arr.shape[1], factor_names, code_assignment)
-    check_forwarded_options("dci_split", options, importance_matrix, passed=("factors", "codes", "random_state"))
+    check_forwarded_options(dci_split, options, importance_matrix, passed=("factors", "codes", "random_state"))
     imp = importance_matrix(factors_arr, codes, random_state=random_state, **options)
     varying = ~np.isnan(imp["informativeness_test"])
     resolved = {name: idx[varying[idx]] for name, idx in resolved.items()}

@@ -139,7 +139,7 @@ def r4(factors, codes, *, random_state=0, **options) -> dict:
       >>> r4(factors, np.column_stack([factors[:, 0], rng.uniform(size=300)]))["per_factor"].round(2)
       array([1., 0.])
     """
-    check_forwarded_options("r4", options, r4_matrix, passed=("factors", "codes", "random_state"))
+    check_forwarded_options(r4, options, r4_matrix, passed=("factors", "codes", "random_state"))
     matrix = r4_matrix(factors, codes, random_state=random_state, **options)
     per_factor = matrix.max(axis=1)
     return {"score": float(np.nanmean(per_factor)), "per_factor": per_factor}

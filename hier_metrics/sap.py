@@ -114,7 +114,7 @@ def sap(factors, codes, *, random_state=0, **options) -> dict:
       >>> round(sap(factors, np.column_stack([codes, codes[:, :1]]))["score"], 2)  # a duplicate closes one gap
       0.5
     """
-    check_forwarded_options("sap", options, sap_matrix, passed=("factors", "codes", "random_state"))
+    check_forwarded_options(sap, options, sap_matrix, passed=("factors", "codes", "random_state"))
     scores = sap_matrix(factors, codes, random_state=random_state, **options)
     scores = scores[~np.isnan(scores[:, 0])]  # constant factors are left out
     top = np.sort(scores, axis=1)[:, ::-1]

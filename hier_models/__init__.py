@@ -35,6 +35,7 @@ matplotlib.
 """
 
 # _dependencies first: one clear ImportError where the light install lacks TensorFlow
+from hier_datasets.validation import check_public_keywords
 from hier_models import _dependencies, _mimosa  # noqa: F401
 from hier_models._mimosa import DEFAULTS as MIMOSA_DEFAULTS
 from hier_models._mimosa import PAPER_SETTINGS, MimosaResult, NoHierarchyFound, fit_mimosa, mimosa, paper_settings
@@ -86,9 +87,14 @@ __all__ = [
 
 
 
+check_public_keywords(globals())  # a misspelt keyword lists the options taken
+
+
 def __getattr__(name):
     if name == "pipeline":
-        from hier_models.data import pipeline
+        from hier_models import data
 
-        return pipeline
+        globals()["pipeline"] = data.pipeline
+        check_public_keywords(globals())  # now that it is here
+        return globals()["pipeline"]
     raise AttributeError(f"module 'hier_models' has no attribute {name!r}")

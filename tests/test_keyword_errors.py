@@ -1,4 +1,5 @@
 """A misspelt keyword names the public function that the user called, not a helper."""
+import importlib
 import inspect
 
 import numpy as np
@@ -55,10 +56,35 @@ def test_a_misspelt_keyword_names_the_function_called(name):
 
 
 @pytest.mark.parametrize("name, options", [
-    ("hier_metrics.r4", "categorical, num_splits, test_size, estimator, num_bins"),
-    ("hier_metrics.sap", "categorical, test_size, standardize"),
+    ("hier_metrics.r4", "random_state, categorical, num_splits, test_size, estimator, num_bins"),
+    ("hier_metrics.sap", "random_state, categorical, test_size, standardize"),
+    ("hier_metrics.dci", "random_state, categorical, test_size, estimator, backend"),
     ("hier_datasets.ground_truth", "noise, min_offset, stopping"),
 ])
 def test_the_error_lists_the_keywords_taken(name, options):
+    with pytest.raises(TypeError, match=r"\(did you mean 'num_splits'\?\)" if "num_splits" in options else "num_split"):
+        CALLS[name](num_split=3)
     with pytest.raises(TypeError, match=f"its options are {options}$"):
         CALLS[name](num_split=3)
+
+
+def _public_functions_without_kwargs():
+    for module in (hier_datasets, hier_metrics, hier_models):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) and f"{module.__name__}.{name}" not in CALLS:
+                yield f"{module.__name__}.{name}", obj
+
+
+@pytest.mark.parametrize("name, function", list(_public_functions_without_kwargs()))
+def test_every_other_public_function_lists_its_keywords(name, function):
+    """Every public function, today's and any added later: a misspelt keyword is named
+    with the function, the closest keyword and every keyword it takes, before it runs."""
+    taken = [p for p, v in inspect.signature(function).parameters.items()
+             if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)]
+    short = name.rsplit(".", 1)[1]
+    with pytest.raises(TypeError) as caught:
+        function(nonexistent_option=1)
+    assert str(caught.value) == (f"{short}() got an unexpected keyword argument 'nonexistent_option'; "
+                                 f"its options are {', '.join(taken)}")
+    assert getattr(importlib.import_module(function.__module__), short) is function, "the module holds the same"

@@ -350,6 +350,6 @@ def mimosa(codes, **hyperparameters) -> tuple[Hierarchy, np.ndarray]:
     ``i``'s path in ``hierarchy``'s path order (``hierarchy.path_names``), or -1 when
     the point was discarded. Hyperparameters and errors as in :func:`fit_mimosa`.
     """
-    check_forwarded_options("mimosa", hyperparameters, fit_mimosa, passed=("codes",))
+    check_forwarded_options(mimosa, hyperparameters, fit_mimosa, passed=("codes",))
     result = fit_mimosa(codes, **hyperparameters)
     return result.hierarchy, result.assignments
