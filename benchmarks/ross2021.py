@@ -468,7 +468,7 @@ def main(argv=None) -> None:
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     args = parser.parse_args(argv)
-    if args.rungs[-1] != args.epochs:
+    if SELECTED in args.models and args.rungs[-1] != args.epochs:
         parser.error(f"the last of --rungs ({args.rungs[-1]}) must equal --epochs ({args.epochs})")
     unknown = [d for d in args.datasets if d not in PAPER_DATASETS + REFERENCE_DATASETS]
     if unknown:

@@ -407,8 +407,6 @@ def test_the_models_core_imports_neither_metrics_nor_matplotlib():
         "import hier_models, hier_models.hierarchical, hier_models.data, hier_models.cofhae\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hier_metrics', 'matplotlib') and sys.modules[m])\n"
         "assert not loaded, loaded\n"
-        "import hierbench.cli\n"
-        "assert 'hier_metrics' in sys.modules\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env)

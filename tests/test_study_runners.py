@@ -113,10 +113,24 @@ def test_ross2021_shows_the_straight_through_column_once_it_has_a_run(ross2021):
     base = dict(dataset="spaceshapes", train_size=54000, epochs=50, seed=0)
     records = [{**base, "model": "COFHAE", "r4c": 0.441, "r4": 0.489}]
     assert ross2021.shown_models(records) == ross2021.MODELS
-    assert ross2021.fig3_table(records)[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.489 |"
-    rows = ross2021.fig3_table(records + [{**base, "model": "COFHAE-ST", "r4c": 0.7, "r4": 0.6}])
+    assert ross2021.history_table(records)[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.489 |"
+    rows = ross2021.history_table(records + [{**base, "model": "COFHAE-ST", "r4c": 0.7, "r4": 0.6}])
     assert rows[0].endswith("| FactorVAE R4c | COFHAE-ST R4c | COFHAE R4 |")
     assert rows[2] == "| spaceshapes | 54,000 | 50 | 0.441 | - | - | - | 0.700 | 0.489 |"
+
+
+def test_ross2021_headline_shows_the_protocol_with_mean_sample_std_and_restarts(ross2021):
+    """Fig. 3 under the paper's protocol: COFHAE-SH and the baselines at the registered
+    size, mean ± sample standard deviation (ddof 1) with the number of restarts."""
+    base = dict(dataset="chopsticks/depth2_both", train_size=90000, epochs=50)
+    records = [{**base, "model": "COFHAE-SH", "seed": s, "r4c": v} for s, v in enumerate((0.9, 0.8, 0.7))]
+    records += [{**base, "model": "AE", "seed": 0, "r4c": 0.4}, {**base, "model": "COFHAE", "seed": 0, "r4c": 0.99}]
+    records += [{**base, "model": "COFHAE-SH", "seed": 0, "r4c": 0.1, "train_size": 512}]  # another size: left out
+    rows = ross2021.headline_table(records)
+    assert rows[0] == ("| dataset | COFHAE-SH R4c (restarts) | AE R4c (restarts) | BetaTCVAE R4c (restarts) | "
+                       "FactorVAE R4c (restarts) |")
+    assert rows[2] == "| chopsticks/depth2_both | 0.800 ± 0.100 (3) | 0.400 (1) | - | - |"
+    assert len(rows) == 3
 
 
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
