@@ -165,7 +165,7 @@ def render(out: Path) -> None:
         "",
         "`python -m benchmarks.cofhae_ablation` (resumes; `--help`); records in `cofhae_ablation.json`.",
         "Each seed's variants share one smooth autoencoder and MIMOSA run (50 epochs, the registered",
-        "90,000-series training split); R4c as mean ± standard deviation over the seeds listed.",
+        "90,000-series training split); values as mean ± sample standard deviation over the seeds listed.",
         "",
         "| dataset | COFHAE epochs | variant | discriminator | seeds | R4c (registered test) | R4c (5,000 fresh) "
         "| R4 (registered) | L_x (training) | L_a (training) | ms / step | minutes |",
