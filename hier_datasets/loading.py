@@ -6,16 +6,40 @@ through it. TensorFlow Datasets is imported when it is called, not before.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 
 __all__ = ["build"]
 
 
+@contextlib.contextmanager
+def _beam_warnings_quieted():
+    """Beam's own warnings that a user cannot act on (no Google Cloud client libraries,
+    its worker plumbing) stay off the terminal while a build runs: the root and
+    ``apache_beam`` loggers show errors only, then what they showed before."""
+    loggers = [logging.getLogger(), logging.getLogger("apache_beam")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(max(logger.getEffectiveLevel(), logging.ERROR))
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+#: the Beam workers' own log level unless the options set one (their start-up notices)
+_WORKER_LOG_LEVEL = "default_sdk_harness_log_level=ERROR"
+
+
 def _pipeline_options(beam_options):
     """``beam_options`` as Beam ``PipelineOptions``: a ``PipelineOptions`` as is, or a
-    comma-separated ``key=value`` string as ``tfds build --beam_pipeline_options`` takes."""
+    comma-separated ``key=value`` string as ``tfds build --beam_pipeline_options`` takes
+    (the workers log errors only unless it sets ``default_sdk_harness_log_level``)."""
     try:
-        from apache_beam.options.pipeline_options import PipelineOptions
+        with _beam_warnings_quieted():
+            from apache_beam.options.pipeline_options import PipelineOptions
     except ImportError as err:
         raise ImportError("building on Apache Beam needs apache-beam: pip install 'hierbench[beam]'") from err
     if isinstance(beam_options, PipelineOptions):
@@ -26,6 +50,8 @@ def _pipeline_options(beam_options):
             "beam_options must be PipelineOptions or a string such as "
             f"'direct_num_workers=2,direct_running_mode=multi_processing', got {beam_options!r}"
         )
+    if not any(item.startswith("default_sdk_harness_log_level") for item in items):
+        items.append(_WORKER_LOG_LEVEL)
     return PipelineOptions(flags=[f"--{item}" for item in items if item])
 
 
@@ -67,5 +93,6 @@ def build(name: str, data_dir: str | os.PathLike | None = None, *, download: boo
     builder_cls = tfds.builder_cls(str(family))
     builder = builder_cls(data_dir=None if data_dir is None else os.fspath(data_dir), **builder_kwargs)
     if download:
-        builder.download_and_prepare(download_config=config)
+        with _beam_warnings_quieted() if config is not None else contextlib.nullcontext():
+            builder.download_and_prepare(download_config=config)
     return builder
