@@ -14,9 +14,9 @@ disentanglement_lib's gin-configured choices to the values in each case's
 NumPy's global generator with ``SEED`` (its strong downstream task draws its shifts
 from it).
 
-    python benchmarks/metrics_agreement_dlib.py                       # ours, then the page
-    python benchmarks/metrics_agreement_dlib.py --reference FILE.json # also store the reference numbers
-    python benchmarks/metrics_agreement_dlib.py --markdown-only       # re-render from the JSON
+    python -m benchmarks.metrics_agreement_dlib                       # ours, then the page
+    python -m benchmarks.metrics_agreement_dlib --reference FILE.json # also store the reference numbers
+    python -m benchmarks.metrics_agreement_dlib --markdown-only       # re-render from the JSON
 """
 from __future__ import annotations
 
@@ -27,16 +27,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
-
 import numpy as np  # noqa: E402
 
-OUT = ROOT / "docs" / "results"
+from benchmarks.study import RESULTS  # noqa: E402
+
+OUT = RESULTS
 JSON_PATH = OUT / "metrics_agreement_dlib.json"
 SEED = 0
 DLIB_COMMIT = "86a644d4ed35c771560dc3360756363d35477357"
@@ -202,7 +200,7 @@ def write_markdown(report: dict) -> None:
     lines = [
         "# Agreement with disentanglement_lib, part 2: its further evaluations and the drop-in",
         "",
-        "`python benchmarks/metrics_agreement_dlib.py`: every `compute_*` function of",
+        "`python -m benchmarks.metrics_agreement_dlib`: every `compute_*` function of",
         "`hier_metrics.dlib_compat` (ours, built on hier_metrics's functions) beside disentanglement_lib's",
         f"function of the same name (commit `{DLIB_COMMIT}`), run outside this repository on the same",
         "inputs: the ground-truth data `ToyShapes` (four uniform discrete factors with 3, 6, 8, 8 values;",

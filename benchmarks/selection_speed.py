@@ -25,35 +25,31 @@ import json
 import math
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
-import keras
 import numpy as np
 
 from benchmarks.ross2021 import SELECTED, Study, as_float, key
+from benchmarks.ross2021_speed import seconds_per_step
 from benchmarks.study import RESULTS, append_record, load_records, machine
 from hier_models import COFHAE
 from hier_models.cofhae import targets_from_assignments
 from hier_models.hierarchical import PAPER_GRID, grid_points
-from hier_models.training import paper_learning_rate, training_dataset
+from hier_models.training import training_dataset
 
 
 def paper_ms_per_step(study: Study, name: str, seed: int, steps: int) -> list[float]:
-    """Milliseconds per training step of each grid point at the paper's setting, after a
-    warm-up of ``steps // 4`` steps (tracing) on the restart's MIMOSA targets."""
+    """Milliseconds per training step of each grid point at the paper's setting
+    (:func:`benchmarks.ross2021_speed.seconds_per_step`: after a warm-up, on the
+    restart's MIMOSA targets)."""
     (_, x), _ = study.data(name)
     hierarchy, assignments, _ = study.cached_mimosa(name, seed)
-    data = training_dataset(as_float(x), targets_from_assignments(hierarchy, assignments), study.args.batch_size, seed)
-    total = math.ceil(len(x) / study.args.batch_size) * study.args.epochs
-    times = []
-    for point in grid_points(PAPER_GRID):
-        model = COFHAE(x.shape[1:], hierarchy, discriminator_dtype=study.discriminator_dtype, random_state=seed, **point)
-        model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(total)))
-        model.fit(data.take(max(1, steps // 4)), verbose=0)
-        start = time.perf_counter()
-        model.fit(data.take(steps), verbose=0)
-        times.append(1000 * (time.perf_counter() - start) / steps)
-    return times
+    data = training_dataset(as_float(x), targets_from_assignments(hierarchy, assignments), study.args.batch_size,
+                            seed).repeat()
+    return [1000 * seconds_per_step(partial(COFHAE, x.shape[1:], hierarchy, discriminator_dtype=study.discriminator_dtype,
+                                            random_state=seed, **point), data, steps)
+            for point in grid_points(PAPER_GRID)]
 
 
 def render(report: dict, page: Path) -> None:
