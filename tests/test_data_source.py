@@ -208,7 +208,8 @@ def test_build_load_and_data_source_of_a_resized_config_log_no_warnings(tmp_path
     import tensorflow_datasets as tfds
 
     name = "chopsticks/depth2_either_30_10"
-    with caplog.at_level(logging.INFO):
+    # at INFO on TFDS's (absl's) logger too, which a command run earlier in the process may have set to ERROR
+    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, logger="absl"):
         tfds.load(name, split="test", data_dir=tmp_path)
         hier_datasets.data_source(name, "test", tmp_path)
         hier_datasets.build(name, tmp_path)

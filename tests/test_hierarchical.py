@@ -146,7 +146,7 @@ def test_successive_halving_keeps_the_rules_best_and_continues_them_exactly():
     assert last.configurations == survivors, "the best third by the rule goes on"
     assert result.choice == survivors[int(np.argmin(last.reconstruction))], "both survivors eligible: lowest L_x"
     assert result.ranking()[0] == result.choice and sorted(result.ranking()) == list(range(6))
-    assert len(labels) == 8 and labels[0] == "lambda_assign=1 lambda_tc=1"
+    assert len(labels) == 8 and labels[0] == "COFHAE lambda_assign=1 lambda_tc=1"
     # a survivor's training is exactly one 3-epoch run of the paper's schedule with the same seed
     point = result.points[result.choice]
     keras.utils.set_random_seed(4)
