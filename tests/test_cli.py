@@ -294,24 +294,27 @@ def test_unwritable_output_fails_cleanly(capsys, tmp_path, data_dir):
 
 
 def test_overview_help_is_quick_and_quiet_and_command_help_is_quiet():
-    """`hierbench --help` imports no model code (so no TensorFlow: well under a second);
-    a command's help prints nothing on stderr (TensorFlow's C++ start-up lines included)."""
-    code = ("import sys\nfrom hierbench.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "assert 'tensorflow' not in sys.modules and 'hier_models' not in sys.modules, 'model code imported'\n")
-    overview = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert overview.returncode == 0 and overview.stderr == "", overview.stderr
-    assert "train one model" in overview.stdout
-    command = subprocess.run([sys.executable, "-m", "hierbench", "build", "--help"], capture_output=True, text=True)
-    assert command.returncode == 0 and command.stderr == "" and "--data-dir" in command.stdout
+    """`hierbench --help`, `build --help` and `report --help` import no model code (so no
+    TensorFlow: well under a second); a command's help that lists the models prints
+    nothing on stderr either (TensorFlow's C++ start-up lines included)."""
+    for argv in (["--help"], ["build", "--help"], ["report", "--help"]):  # these need no model code
+        code = (f"import sys\nfrom hierbench.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+                "assert 'tensorflow' not in sys.modules and 'hier_models' not in sys.modules, 'model code imported'\n")
+        overview = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert overview.returncode == 0 and overview.stderr == "", overview.stderr
+    assert "RUN_DIR" in overview.stdout
+    command = subprocess.run([sys.executable, "-m", "hierbench", "train", "--help"], capture_output=True, text=True)
+    assert command.returncode == 0 and command.stderr == "" and "--halving" in command.stdout
 
 
 def test_without_the_tf_extra_a_command_says_what_to_install():
     code = ("import sys\nfor blocked in ('tensorflow', 'tensorflow_datasets', 'keras', 'tqdm', 'matplotlib'):\n"
-            "    sys.modules[blocked] = None\nfrom hierbench.cli import main\nsys.exit(main(['train', '--help']))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 2 and done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hierbench train: ") and "pip install 'hierbench[tf]'" in lines[0]
+            "    sys.modules[blocked] = None\nfrom hierbench.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    for argv in (["train", "--help"], ["build", "chopsticks/depth2_either"]):
+        done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+        assert done.returncode == 2 and done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"hierbench {argv[0]}: ") and "hierbench[tf]" in lines[0], lines
 
 
 def test_help_of_every_command(capsys):

@@ -83,13 +83,16 @@ def _native_stderr_silenced():
 
 def _command_module(name: str):
     with _native_stderr_silenced():
-        module = importlib.import_module(f"hierbench.cli.{name}")
-    _quiet_libraries()
-    return module
+        return importlib.import_module(f"hierbench.cli.{name}")
 
 
-def _quiet_libraries() -> None:
-    """Keep TensorFlow's and TFDS's informational messages off the terminal."""
+def _load_models_quietly() -> None:
+    """Import the model code (TensorFlow) with its start-up lines hidden, and keep
+    TensorFlow's and TFDS's informational messages off the terminal; before a command
+    runs (its help may not need them)."""
+    with _native_stderr_silenced():
+        import hier_models  # noqa: F401  (first: without the tf extra, its error names the install)
+
     import absl.logging
     import tensorflow as tf
 
@@ -106,11 +109,11 @@ def main(argv=None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     chosen = next((a for a in argv if not a.startswith("-")), None)
     try:
-        p = parser(() if chosen not in COMMANDS else (chosen,))
+        args = parser(() if chosen not in COMMANDS else (chosen,)).parse_args(argv)
+        _load_models_quietly()
     except ImportError as err:  # the light install: the commands need the tf extra
         print(f"hierbench {chosen}: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
-    args = p.parse_args(argv)
     try:
         return args.func(args)
     except CommandError as err:

@@ -4,15 +4,8 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from hier_models import protocols
-from hier_models.distribute import STRATEGIES
-from hierbench.options import (
-    AUTOENCODER_EPOCHS,
-    HIERARCHICAL,
-    MIMOSA_OPTIONS,
-    MODEL_NAMES,
-    model_parameters,
-)
+# the model code (and TensorFlow) is imported by the helpers that describe models, so
+# that the commands without them (build, report) show their help at once
 
 __all__ = [
     "DATASET_HELP",
@@ -47,6 +40,8 @@ def non_negative(text: str) -> int:
 
 
 def hyperparameter_help() -> str:
+    from hierbench.options import HIERARCHICAL, MIMOSA_OPTIONS, MODEL_NAMES, model_parameters
+
     lines = ["hyperparameters (--set KEY=VALUE; VALUE is read as JSON, else as text):"]
     for model in MODEL_NAMES:
         names = ", ".join(sorted(model_parameters(model)))
@@ -64,6 +59,8 @@ def hyperparameter_help() -> str:
 
 
 def _boxhead_help() -> str:
+    from hier_models import protocols
+
     """The Boxhead protocol's paragraph of :func:`hyperparameter_help`."""
     paper = protocols.PAPER_STEPS
     start = protocols.BETA_START
@@ -107,6 +104,9 @@ def add_common(p, *, data_dir: bool = True, quiet: bool = True) -> None:
 
 
 def add_training_options(p, defaults) -> None:
+    from hier_models.distribute import STRATEGIES
+    from hierbench.options import AUTOENCODER_EPOCHS, HIERARCHICAL
+
     p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs,
                    help="training epochs of each model (default %(default)s)")
     p.add_argument("--autoencoder-epochs", type=positive, default=AUTOENCODER_EPOCHS, metavar="N",

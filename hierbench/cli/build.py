@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common
-from hierbench.datasets import path_table, prepare, resolve_dataset
 
 __all__ = ["format_table", "register"]
 
@@ -21,6 +20,8 @@ def format_table(rows, header=("path", "active factors", "train", "test")) -> st
 
 
 def _build(args) -> int:
+    from hierbench.datasets import path_table, prepare, resolve_dataset
+
     datasets = [resolve_dataset(name) for name in args.names]
     for dataset in datasets:
         builder = prepare(dataset, args.data_dir)

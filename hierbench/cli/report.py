@@ -5,13 +5,14 @@ from pathlib import Path
 
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import add_command, add_common
-from hierbench.pages import metrics_table
-from hierbench.report import report_run
 
 __all__ = ["register"]
 
 
 def _report(args) -> int:
+    from hierbench.pages import metrics_table
+    from hierbench.report import report_run
+
     metrics = report_run(args.run_dir, show_progress=not args.quiet)
     print(metrics_table(metrics))
     print(f"report: {Path(args.run_dir) / 'report.html'}")
