@@ -37,6 +37,7 @@ demo: setup
 bench: setup
 	$(BIN)/python -m benchmarks.generation
 	$(BIN)/python -m benchmarks.metrics_speed
+	$(BIN)/python -m benchmarks.dci_backends
 	$(BIN)/python -m benchmarks.mimosa_speed
 	$(BIN)/python -m benchmarks.boxhead_speed
 	$(BIN)/python -m benchmarks.models_throughput
