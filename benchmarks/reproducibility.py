@@ -80,7 +80,8 @@ def worker(config: str, out: str) -> None:
         tf.config.experimental.enable_op_determinism()
     import dataclasses
 
-    from hierbench.job import DEFAULT_RUN, run
+    from hierbench.job import run
+    from hierbench.settings import DEFAULT_RUN
 
     settings = dataclasses.replace(DEFAULT_RUN, seeds=(spec["seed"],), out=out)
     started = time.perf_counter()

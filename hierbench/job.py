@@ -1,5 +1,5 @@
 """The main job, ``hierbench run``: build, train, score and report into a run folder
-(:mod:`hierbench.run_folders`); :data:`DEFAULT_RUN` is the embedded default benchmark."""
+(:mod:`hierbench.run_folders`), as :class:`~hierbench.settings.RunSettings` say."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,10 +9,9 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from hier_models import distribute
-from hier_models.hierarchical import grid_points, halving_rungs
+from hier_models.hierarchical import halving_rungs
 from hier_models.recipes import code_hierarchy, encode, score
 from hierbench import options as model_options
 from hierbench.datasets import DatasetRef, load_split, prepare, resolve_dataset
@@ -21,52 +20,9 @@ from hierbench.files import check_writable, write_json, write_npy
 from hierbench.models import save_training, train
 from hierbench.report import report_run
 from hierbench.run_folders import RECORD, model_folder, write_data
+from hierbench.settings import RunSettings
 
-__all__ = ["DEFAULT_RUN", "KERNEL_VARIABLES", "RunSettings", "environment", "run"]
-
-
-@dataclasses.dataclass
-class RunSettings:
-    """Everything ``hierbench run`` does; the defaults are the embedded benchmark."""
-
-    datasets: Sequence[str] = ("chopsticks/depth2_inter",)
-    models: Sequence[str] = ("AE", "BetaTCVAE", model_options.HIERARCHICAL)
-    seeds: Sequence[int] = (0,)
-    train_size: int | None = 20_000
-    test_size: int | None = 5_000
-    epochs: int = 10
-    autoencoder_epochs: int = model_options.AUTOENCODER_EPOCHS
-    batch_size: int = 256
-    interventional_points: int = 2000
-    options: Mapping[str, Mapping] = dataclasses.field(default_factory=dict)
-    #: select COFHAE over the paper's 27-run grid (PAPER_GRID) instead of training it once
-    grid: bool = False
-    #: the same selection run as successive halving (hier_models.hierarchical.successive_halving)
-    halving: bool = False
-    data_dir: str | None = None
-    out: str = "runs/default"
-    #: a tf.distribute strategy, "mirrored" or "multiworker" (hier_models.distribute.get_strategy); None: one device
-    strategy: str | None = None
-
-    def describe(self) -> str:
-        sizes = f"{self.train_size} train / {self.test_size} test" if self.train_size else "registered sizes"
-        size = len(grid_points(model_options.PAPER_GRID))
-        grid = (f", COFHAE selected over the paper's {size}-run grid by successive halving" if self.halving
-                else f", COFHAE selected over the paper's {size}-run grid" if self.grid else "")
-        return (
-            f"datasets {', '.join(self.datasets)} ({sizes}); models {', '.join(self.models)}; "
-            f"seeds {', '.join(map(str, self.seeds))}; {_count(self.epochs, 'epoch')} (the smooth autoencoder "
-            f"before MIMOSA {self.autoencoder_epochs}{grid}), batch {self.batch_size}; FactorVAE / beta-VAE scores "
-            f"from {self.interventional_points} training votes"
-            + (f"; trained under tf.distribute ({self.strategy})" if self.strategy else "")
-        )
-
-
-DEFAULT_RUN = RunSettings()
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+__all__ = ["KERNEL_VARIABLES", "environment", "run"]
 
 
 #: environment variables that choose TensorFlow's CPU kernels or thread pools

@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-# the model code (and TensorFlow) is imported by the helpers that describe models, so
-# that the commands without them (build, report) show their help at once
+from hierbench import library_facts
+from hierbench.library_facts import REGISTRY, constant
+
+# the help describes the models from the library's source (hierbench.library_facts), so
+# that every command shows its help without importing TensorFlow
 
 __all__ = [
     "DATASET_HELP",
@@ -40,17 +43,16 @@ def non_negative(text: str) -> int:
 
 
 def hyperparameter_help() -> str:
-    from hierbench.options import HIERARCHICAL, MIMOSA_OPTIONS, MODEL_NAMES, model_parameters
-
+    hierarchical = constant(REGISTRY, "HIERARCHICAL")
     lines = ["hyperparameters (--set KEY=VALUE; VALUE is read as JSON, else as text):"]
-    for model in MODEL_NAMES:
-        names = ", ".join(sorted(model_parameters(model)))
+    for model in library_facts.model_names():
+        names = ", ".join(library_facts.hyperparameter_names(model))
         lines += textwrap.wrap(f"{model}: {names}", width=88, initial_indent="  ", subsequent_indent="      ")
     text = (
-        f"{HIERARCHICAL} is the whole method of Ross & Doshi-Velez (2021): a Softplus autoencoder with initial_dim "
+        f"{hierarchical} is the whole method of Ross & Doshi-Velez (2021): a Softplus autoencoder with initial_dim "
         "codes (default per dataset, as in the paper) trained for --autoencoder-epochs, MIMOSA on its codes "
-        f"(hyperparameters {', '.join(MIMOSA_OPTIONS)}), then COFHAE on the learned hierarchy; its report rows say "
-        "COFHAE (MIMOSA hierarchy). Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at "
+        f"(hyperparameters {', '.join(library_facts.mimosa_options())}), then COFHAE on the learned hierarchy; its "
+        "report rows say COFHAE (MIMOSA hierarchy). Every model trains with Adam at 1e-3, divided by 10 at half and by 100 at "
         "three quarters of the steps (the paper's schedule; on Boxhead, see below). COFHAE trains once with "
         "tau=1, lambda_assign=100, lambda_tc=10 (the authors' code's defaults, the middle of the paper's grid for "
         "both penalties); --grid trains the paper's 27 configurations instead."
@@ -59,23 +61,25 @@ def hyperparameter_help() -> str:
 
 
 def _boxhead_help() -> str:
-    from hier_models import protocols
-
-    """The Boxhead protocol's paragraph of :func:`hyperparameter_help`."""
-    paper = protocols.PAPER_STEPS
-    start = protocols.BETA_START
-    learning_rate = f"{protocols.LEARNING_RATE:.0e}".replace("e-0", "e-")
+    """The Boxhead protocol's paragraph of :func:`hyperparameter_help`
+    (:mod:`hier_models.protocols`)."""
+    protocol = {name: constant("hier_models.protocols", name) for name in (
+        "PAPER_STEPS", "BETA_START", "LEARNING_RATE", "LATENT_DIM", "LATENTS_PER_LAYER", "GAMMA", "SCHEDULE_SHARE")}
+    paper = protocol["PAPER_STEPS"]
+    start = protocol["BETA_START"]
+    latents = protocol["LATENTS_PER_LAYER"]
+    learning_rate = f"{protocol['LEARNING_RATE']:.0e}".replace("e-0", "e-")
     return (
         "On a Boxhead dataset (boxhead/boxhead1-3) the flat models follow the Boxhead paper's protocol instead "
         "(Chen et al. 2022, section 5 and appendices A-B, with its authors' optimiser): "
-        f"{protocols.LATENT_DIM} codes (the ladders: {len(protocols.LATENTS_PER_LAYER)} layers of "
-        f"{protocols.LATENTS_PER_LAYER[0]}), the small networks of its appendix B.2 (--set "
+        f"{protocol['LATENT_DIM']} codes (the ladders: {len(latents)} layers of "
+        f"{latents[0]}), the small networks of its appendix B.2 (--set "
         f"capacity=large for the large ones), beta annealed down to its value from {start['single_layer']:g} "
         f"over {paper['single_layer_anneal']:,} steps (beta-VAE, beta-TCVAE) or from {start['top']:g} over "
         f"{paper['top_anneal']:,} (the ladders' top layer; --set beta_start=null warms it up from 0 instead), "
         f"the lower ladder layers faded in over {paper['fade_in']:,} steps each with KL weight "
-        f"gamma={protocols.GAMMA:g} before, the whole timetable shrunk by one factor to end by "
-        f"{protocols.SCHEDULE_SHARE:.0%} of a shorter run, and Adamax at {learning_rate} without decay "
+        f"gamma={protocol['GAMMA']:g} before, the whole timetable shrunk by one factor to end by "
+        f"{protocol['SCHEDULE_SHARE']:.0%} of a shorter run, and Adamax at {learning_rate} without decay "
         "for every model; --set and --latent-dim override any part of it."
     )
 
@@ -104,29 +108,27 @@ def add_common(p, *, data_dir: bool = True, quiet: bool = True) -> None:
 
 
 def add_training_options(p, defaults) -> None:
-    from hier_models.distribute import STRATEGIES
-    from hierbench.options import AUTOENCODER_EPOCHS, HIERARCHICAL
-
+    hierarchical = constant(REGISTRY, "HIERARCHICAL")
     p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs,
                    help="training epochs of each model (default %(default)s)")
-    p.add_argument("--autoencoder-epochs", type=positive, default=AUTOENCODER_EPOCHS, metavar="N",
-                   help=f"epochs of {HIERARCHICAL}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
+    p.add_argument("--autoencoder-epochs", type=positive, default=defaults.autoencoder_epochs, metavar="N",
+                   help=f"epochs of {hierarchical}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
                         "cheap, and MIMOSA needs converged codes)")
     p.add_argument("--batch-size", type=positive, metavar="N", default=defaults.batch_size,
                    help="batch size (default %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a model hyperparameter, repeatable; see the list below")
     p.add_argument("--grid", action="store_true",
-                   help=f"{HIERARCHICAL}: train COFHAE at the paper's 27 configurations (tau 0.5/0.67/1, "
+                   help=f"{hierarchical}: train COFHAE at the paper's 27 configurations (tau 0.5/0.67/1, "
                         "lambda_assign 10/100/1000, lambda_tc 1/10/100) on one MIMOSA result and keep the run with "
                         "the lowest training reconstruction among the third with the lowest assignment loss (27x "
                         "COFHAE's training time); without it, one run with the defaults")
     p.add_argument("--halving", action="store_true",
-                   help=f"{HIERARCHICAL}: the paper's selection over the same 27 configurations at about a fifth of "
+                   help=f"{hierarchical}: the paper's selection over the same 27 configurations at about a fifth of "
                         "--grid's cost: successive halving (all 27 for 6%% of --epochs, the best third by the "
                         "paper's rule to 20%%, the best three to the end, on one learning-rate schedule), a progress "
                         "bar per configuration; the report names the choice and shows the ranking")
-    p.add_argument("--strategy", choices=STRATEGIES, default=None,
+    p.add_argument("--strategy", choices=constant("hier_models.distribute", "STRATEGIES"), default=None,
                    help="train on several devices with tf.distribute: mirrored (every GPU of this machine) or "
                         "multiworker (several machines, each running the same command, TF_CONFIG naming the cluster "
                         "and the machine's task; the chief writes the results); --batch-size is the global batch, "

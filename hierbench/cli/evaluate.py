@@ -7,9 +7,8 @@ from pathlib import Path
 
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_interventional_option
-from hierbench.evaluation import evaluate
-from hierbench.job import DEFAULT_RUN
 from hierbench.pages import metrics_table
+from hierbench.settings import DEFAULT_RUN
 
 __all__ = ["CODES_ORDER", "register"]
 
@@ -31,6 +30,8 @@ the datasets' factors do)."""
 
 
 def _evaluate(args) -> int:
+    from hierbench.evaluation import evaluate  # the model code: not needed by --help
+
     result = evaluate(
         args.dataset, args.split, model_path=args.model, codes_path=args.codes, hierarchy_path=args.code_hierarchy,
         out=args.out, data_dir=args.data_dir, seed=args.seed, interventional_points=args.interventional_points,

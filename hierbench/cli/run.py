@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hierbench import options as model_options
+from hierbench import library_facts
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import (
     DATASET_HELP,
@@ -15,13 +15,17 @@ from hierbench.cli.arguments import (
     hyperparameter_help,
     positive,
 )
-from hierbench.job import DEFAULT_RUN, RunSettings, run
 from hierbench.pages import metrics_table
+from hierbench.settings import DEFAULT_RUN, RunSettings
 
 __all__ = ["register"]
 
 
 def _run(args) -> int:
+    # the model code is imported here, not above, so that --help answers without TensorFlow
+    from hierbench import options as model_options
+    from hierbench.job import run
+
     models = [model_options.resolve_model(m) for m in args.models]
     settings = RunSettings(
         datasets=args.datasets, models=models, seeds=args.seeds,
@@ -60,7 +64,7 @@ def register(sub) -> None:
     p.add_argument("--datasets", nargs="+", default=list(d.datasets), metavar="NAME",
                    help=DATASET_HELP + " (default %(default)s)")
     p.add_argument("--models", nargs="+", default=list(d.models), metavar="MODEL",
-                   help=f"from {', '.join(model_options.MODEL_NAMES)} (default %(default)s)")
+                   help=f"from {', '.join(library_facts.model_names())} (default %(default)s)")
     p.add_argument("--seeds", nargs="+", type=int, metavar="SEED", default=list(d.seeds),
                    help="one model per seed (default %(default)s)")
     p.add_argument("--train-size", type=positive, metavar="N", default=d.train_size,

@@ -5,20 +5,23 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hier_models import distribute
-from hier_models.hierarchical import halving_rungs
-from hierbench import options
+from hierbench import library_facts
 from hierbench.cli import COMMANDS
 from hierbench.cli.arguments import DATASET_HELP, add_command, add_common, add_training_options, hyperparameter_help, positive
-from hierbench.datasets import load_split, prepare, resolve_dataset
-from hierbench.files import check_writable
-from hierbench.job import DEFAULT_RUN
-from hierbench.models import save_training, train
+from hierbench.settings import DEFAULT_RUN
 
 __all__ = ["register"]
 
 
 def _train(args) -> int:
+    # the model code is imported here, not above, so that --help answers without TensorFlow
+    from hier_models import distribute
+    from hier_models.hierarchical import halving_rungs
+    from hierbench import options
+    from hierbench.datasets import load_split, prepare, resolve_dataset
+    from hierbench.files import check_writable
+    from hierbench.models import save_training, train
+
     # first: a multi-worker strategy configures its collectives before TensorFlow runs anything
     strategy = distribute.get_strategy(args.strategy)
     chief = distribute.is_chief(strategy)
@@ -63,18 +66,19 @@ def _train(args) -> int:
 def register(sub) -> None:
     """Add ``train`` to ``sub``, with the main job's defaults."""
     defaults = DEFAULT_RUN
+    hierarchical = library_facts.constant(library_facts.REGISTRY, "HIERARCHICAL")
     p = add_command(
         sub, "train", _train, summary=COMMANDS["train"],
         description="Train one model on the train split of a dataset and save it to --out: model.keras and "
-                    f"history.json (settings, per-epoch losses; for {options.HIERARCHICAL} also MIMOSA's purity, "
+                    f"history.json (settings, per-epoch losses; for {hierarchical} also MIMOSA's purity, "
                     "coverage and H-error on the training data), and for "
-                    f"{options.HIERARCHICAL} smooth_autoencoder.keras, hierarchy.json, assignments.npy and "
+                    f"{hierarchical} smooth_autoencoder.keras, hierarchy.json, assignments.npy and "
                     "initial_codes.npy.",
         epilog=hyperparameter_help() + "\n\nexample: hierbench train --dataset chopsticks/depth2_either_20000_5000 "
                "--model BetaTCVAE --set beta=4 --out runs/btc",
     )
     p.add_argument("--dataset", required=True, metavar="NAME", help=DATASET_HELP)
-    p.add_argument("--model", required=True, metavar="MODEL", help=f"one of {', '.join(options.MODEL_NAMES)}")
+    p.add_argument("--model", required=True, metavar="MODEL", help=f"one of {', '.join(library_facts.model_names())}")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the saved model (created if missing)")
     p.add_argument("--split", default="train", metavar="SPLIT", help="split to train on (default %(default)s; TFDS slices work)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of initialisation, shuffling and noise (default 0)")
