@@ -27,11 +27,14 @@ TensorFlow to encode them.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import apache_beam as beam
+from apache_beam.options.pipeline_options import StandardOptions
 
 from hier_datasets.generation import CHUNK, chunk_examples, split_factors, split_seed
 
-__all__ = ["GenerateChunks", "GenerateSplit"]
+__all__ = ["GenerateChunks", "GenerateSplit", "local_runner"]
 
 
 class GenerateChunks(beam.DoFn):
@@ -80,3 +83,21 @@ class GenerateSplit(beam.PTransform):
             | "Spread" >> beam.Reshuffle()
             | "Generate" >> beam.ParDo(self.fn)
         )
+
+
+def local_runner(download_config):
+    """``download_config`` with Beam's Python ``FnApiRunner`` where it names Beam's
+    default local runner (no runner, or ``DirectRunner``).
+
+    Beam's ``DirectRunner`` first tries its Prism runner, which downloads a runner
+    binary from the internet (and on a machine without access, logs the failure and
+    falls back). The ``FnApiRunner`` is what it falls back to: it runs the pipeline in
+    this Python installation and honours ``direct_num_workers`` and
+    ``direct_running_mode``. Any other runner is left as given."""
+    options = download_config.beam_options
+    runner = options.view_as(StandardOptions).runner if options is not None else None
+    if download_config.beam_runner is not None or runner not in (None, "DirectRunner"):
+        return download_config
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    return dataclasses.replace(download_config, beam_runner=FnApiRunner())

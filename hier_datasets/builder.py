@@ -177,6 +177,10 @@ class HierarchicalBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=Tru
 
     def _download_and_prepare(self, dl_manager, download_config):
         self._beam = download_config.beam_runner is not None or download_config.beam_options is not None
+        if self._beam:
+            from hier_datasets.beam_build import local_runner  # Apache Beam: only for Beam builds
+
+            download_config = local_runner(download_config)
         try:
             return super()._download_and_prepare(dl_manager, download_config)
         finally:

@@ -87,6 +87,28 @@ def test_beam_build_equals_plain_build(tmp_path):
     assert_same_examples(plain, beam)
 
 
+def test_a_local_build_runs_without_downloading_a_runner(tmp_path, monkeypatch):
+    """Beam's DirectRunner would first try its Prism runner, downloading a binary; the
+    build runs on the FnApiRunner instead, from TFDS's own options too."""
+    import apache_beam as beam
+    import tensorflow_datasets as tfds
+    from apache_beam.runners.portability import prism_runner
+
+    asked = []
+
+    def refuse(*args, **kwargs):  # the DirectRunner falls back on any error: record the call
+        asked.append(args)
+        raise RuntimeError("no Prism here")
+
+    monkeypatch.setattr(prism_runner.PrismRunner, "run_pipeline", refuse)
+    builder = tfds.builder("chopsticks/depth2_slope_40_20", data_dir=tmp_path)
+    builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
+        beam_options=beam.options.pipeline_options.PipelineOptions([])))
+    assert builder.info.splits["train"].num_examples == 40 and asked == [], "the build asked for Prism"
+    plain = hier_datasets.build("chopsticks/depth2_slope_40_20", tmp_path / "plain")
+    assert_same_examples(plain, builder)
+
+
 def test_beam_options_are_checked(tmp_path):
     for bad in (5, "", " , "):
         with pytest.raises(TypeError, match="beam_options must be PipelineOptions or a string"):
