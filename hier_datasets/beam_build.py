@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from hier_datasets.generation import CHUNK, chunk_examples, split_factors, split_seed
 
@@ -93,11 +93,16 @@ def local_runner(download_config):
     binary from the internet (and on a machine without access, logs the failure and
     falls back). The ``FnApiRunner`` is what it falls back to: it runs the pipeline in
     this Python installation and honours ``direct_num_workers`` and
-    ``direct_running_mode``. Any other runner is left as given."""
+    ``direct_running_mode``; its workers are given the pipeline options (their log
+    level among them). Any other runner is left as given."""
     options = download_config.beam_options
     runner = options.view_as(StandardOptions).runner if options is not None else None
     if download_config.beam_runner is not None or runner not in (None, "DirectRunner"):
         return download_config
-    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+    from apache_beam.portability.api import beam_provision_api_pb2
+    from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo, FnApiRunner
+    from apache_beam.runners.portability.portable_runner import JobServiceHandle
 
-    return dataclasses.replace(download_config, beam_runner=FnApiRunner())
+    worker_options = JobServiceHandle.encode_pipeline_options((options or PipelineOptions()).get_all_options())
+    provision = ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(pipeline_options=worker_options))
+    return dataclasses.replace(download_config, beam_runner=FnApiRunner(provision_info=provision))
