@@ -152,30 +152,37 @@ class Study:
             options["tc_rows"] = self.args.tc_rows
         return options
 
+    def cached_codes(self, name: str, seed: int, initial_dim: int | None = None) -> tuple[np.ndarray, dict]:
+        """The training split's codes from the smooth autoencoder of restart ``seed``
+        (``initial_dim`` codes, the paper's width unless set; trained once, then read
+        from the cache) and the time training took (empty when cached)."""
+        paper_dim = paper_settings(name)["initial_dim"]
+        initial_dim = initial_dim or paper_dim
+        stem = self.stem(name, seed)
+        codes_file = stem.with_suffix(".codes.npy" if initial_dim == paper_dim else f".d{initial_dim}.codes.npy")
+        if codes_file.exists():
+            return np.load(codes_file), {}
+        (_, x), _ = self.data(name)
+        x = as_float(x)
+        start = time.perf_counter()
+        keras.utils.set_random_seed(seed)  # the weights' initialisation
+        ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
+        fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
+                           callbacks=self.progress("smooth autoencoder"))
+        codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
+        np.save(codes_file, codes)
+        return codes, {"seconds_autoencoder": time.perf_counter() - start}
+
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
         ``seed`` (computed once, then read from the cache) and the times it took."""
-        stem = self.stem(name, seed)
-        codes_file, mimosa_file = stem.with_suffix(".codes.npy"), stem.with_suffix(".mimosa.npz")
-        (_, x), _ = self.data(name)
-        x = as_float(x)
-        options = paper_settings(name)
-        initial_dim = options.pop("initial_dim")
-        times = {}
-        if codes_file.exists():
-            codes = np.load(codes_file)
-        else:
-            start = time.perf_counter()
-            keras.utils.set_random_seed(seed)  # the weights' initialisation
-            ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
-            fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
-                               callbacks=self.progress("smooth autoencoder"))
-            codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
-            np.save(codes_file, codes)
-            times["seconds_autoencoder"] = time.perf_counter() - start
+        mimosa_file = self.stem(name, seed).with_suffix(".mimosa.npz")
+        codes, times = self.cached_codes(name, seed)
         if mimosa_file.exists():
             saved = np.load(mimosa_file)
             return Hierarchy.from_json(str(saved["hierarchy"])), saved["assignments"], times
+        options = paper_settings(name)
+        options.pop("initial_dim")
         start = time.perf_counter()
         hierarchy, assignments = mimosa(codes, **options)
         times["seconds_mimosa"] = time.perf_counter() - start
