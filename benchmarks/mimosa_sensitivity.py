@@ -269,17 +269,20 @@ def main(argv=None) -> None:
                                          epochs=args.epochs, batch_size=256, discriminator_dtype="float32",
                                          quiet=args.quiet))
         done = {done_key(r) for r in load_records(args.out)}
-        for seed in args.seeds:  # restart by restart, so that a stopped study has whole restarts
-            for dataset in args.datasets:
-                for name, value in points(dataset):
-                    if name not in args.hyperparameters:
-                        continue
-                    if (dataset, seed, study.sizes(dataset)[0], name, float(value)) in done:
-                        continue
-                    record = run_point(study, dataset, seed, name, value)
-                    append_record(args.out, record)
-                    print(f"{dataset} restart {seed} {name}={value:g}: coverage {record['coverage']:.3f} "
-                          f"H-error {record['h_error']} in {record['seconds']:.1f} s", flush=True)
+        # restart by restart, so that a stopped study has whole restarts; the widths,
+        # each a smooth autoencoder to train, after the rest
+        for widths in (False, True):
+            for seed in args.seeds:
+                for dataset in args.datasets:
+                    for name, value in points(dataset):
+                        if name not in args.hyperparameters or (name == "initial_dim") != widths:
+                            continue
+                        if (dataset, seed, study.sizes(dataset)[0], name, float(value)) in done:
+                            continue
+                        record = run_point(study, dataset, seed, name, value)
+                        append_record(args.out, record)
+                        print(f"{dataset} restart {seed} {name}={value:g}: coverage {record['coverage']:.3f} "
+                              f"H-error {record['h_error']} in {record['seconds']:.1f} s", flush=True)
     records = load_records(args.out)
     if records:
         render(records, args.out)
