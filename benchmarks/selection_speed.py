@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from functools import partial
@@ -32,7 +33,7 @@ import numpy as np
 
 from benchmarks.ross2021 import SELECTED, Study, as_float, key
 from benchmarks.ross2021_speed import seconds_per_step
-from benchmarks.study import RESULTS, append_record, load_records, machine
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine
 from hier_models import COFHAE
 from hier_models.cofhae import targets_from_assignments
 from hier_models.hierarchical import PAPER_GRID, grid_points
@@ -50,6 +51,19 @@ def paper_ms_per_step(study: Study, name: str, seed: int, steps: int) -> list[fl
     return [1000 * seconds_per_step(partial(COFHAE, x.shape[1:], hierarchy, discriminator_dtype=study.discriminator_dtype,
                                             random_state=seed, **point), data, steps)
             for point in grid_points(PAPER_GRID)]
+
+
+def result_options(argv: list[str]) -> str:
+    """The command line's options that decide the result (not where files go)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg.split("=")[0] in ("--cache", "--out", "--study-out"):
+            skip = "=" not in arg
+        else:
+            kept.append(arg)
+    return " ".join(kept)
 
 
 def render(report: dict, page: Path) -> None:
@@ -76,8 +90,13 @@ def render(report: dict, page: Path) -> None:
         f"Selected: {protocol['chosen']} (grid index {protocol['choice']}); its R4c on the test split "
         f"{protocol['r4c']:.3f}.",
         "",
+        "One-minute load average before and after: " + (
+            f"{report['load_average'][0]:.1f} and {report['load_average'][1]:.1f} (2 is both cores busy)."
+            if "load_average" in report else "not recorded."),
+        "",
+        NOTES_MARK,
     ]
-    page.write_text("\n".join(lines))
+    page.write_text("\n".join(lines) + kept_notes(page))
 
 
 def main(argv=None) -> None:
@@ -101,6 +120,7 @@ def main(argv=None) -> None:
         discriminator_dtype="auto", quiet=args.quiet, rungs=args.rungs, discriminator_units=args.discriminator_units,
         tc_rows=args.tc_rows, interventional_points=10_000))
     study.cached_mimosa(args.dataset, args.seed)  # before anything is timed
+    load_before = os.getloadavg()[0]
     ms = paper_ms_per_step(study, args.dataset, args.seed, args.timing_steps)
     (_, x), _ = study.data(args.dataset)
     steps_per_run = math.ceil(len(x) / 256) * args.rungs[-1]
@@ -113,7 +133,7 @@ def main(argv=None) -> None:
     rungs = record["selection"]["rungs"]
     options = study.discriminator_options()
     report = {
-        "command": " ".join(argv), "train_size": len(x),
+        "command": result_options(argv), "train_size": len(x), "load_average": [load_before, os.getloadavg()[0]],
         "dataset": args.dataset, "seed": args.seed, "epochs": args.rungs[-1], "machine": machine(),
         "full_grid": {"timing_steps": args.timing_steps, "ms_per_step": ms, "minutes": grid_minutes},
         "protocol": {
