@@ -174,6 +174,7 @@ def draw(records: list[dict], datasets: list[str], path: Path) -> None:
                 if xy:
                     ax.plot(*zip(*xy), "o-", ms=3, label=dataset.split("/")[-1])
             ax.axvline(paper_value(datasets[0], name), color="gray", ls=":")
+            ax.set_xlim(ticks[0] * 0.8, ticks[-1] * 1.2)
             if name in LOG_AXES:
                 ax.set_xscale("log")
             ax.set_xticks(ticks, [f"{t:.3g}" for t in ticks], fontsize=6)

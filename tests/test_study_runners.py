@@ -196,3 +196,72 @@ def test_ross2021_probe_names_the_missing_model(probe, tmp_path, capsys):
     with pytest.raises(SystemExit):
         probe.main(["spaceshapes", "FactorVAE", "--cache", str(tmp_path)])
     assert "no kept model at" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def sensitivity():
+    return load_runner("mimosa_sensitivity")
+
+
+def test_mimosa_sensitivity_runs_each_value_once_renders_and_resumes(sensitivity, tmp_path, monkeypatch):
+    from hier_models import fit_mimosa, paper_settings
+
+    out = tmp_path / "sens.json"
+    argv = ["--datasets", "chopsticks/depth2_slope", "--seeds", "0", "--train-size", "2000", "--epochs", "1",
+            "--hyperparameters", "paper", "contagion_num", "initial_dim", "--cache", str(tmp_path / "cache"),
+            "--out", str(out), "--quiet"]
+    sensitivity.main(argv)
+    records = json.loads(out.read_text())
+    # the paper's setting once, then every other value of each hyperparameter, the widths last
+    assert [(r["hyperparameter"], r["value"]) for r in records] == [
+        ("paper", 0), *[("contagion_num", v) for v in (1, 2, 3, 8, 12)], *[("initial_dim", v) for v in (1, 2, 4)]]
+    assert [r["initial_dim"] for r in records] == [3] * 6 + [4, 5, 7]
+    for r in records:
+        assert 0.0 <= r["coverage"] <= 1.0 and (r["purity"] is None or 0.0 < r["purity"] <= 1.0)
+        assert r["train_size"] == 2000 and r["seed"] == 0
+    # the paper's point is MIMOSA with the paper's settings on the cached codes
+    codes = np.load(tmp_path / "cache" / "chopsticks-depth2_slope-n2000-e1-s0.codes.npy")
+    options = paper_settings("chopsticks/depth2_slope")
+    options.pop("initial_dim")
+    result = fit_mimosa(codes, **options)
+    assert records[0]["learned_hierarchy"] == result.hierarchy.to_json()
+    assert records[0]["coverage"] == pytest.approx(float(np.mean(result.assignments >= 0)))
+    assert (tmp_path / "cache" / "chopsticks-depth2_slope-n2000-e1-s0.d7.codes.npy").exists()
+    page = out.with_suffix(".md").read_text()
+    assert "| chopsticks/depth2_slope | contagion (contagion_num 1) |" in page and "| 5 (paper) | 1 |" in page
+    assert out.with_suffix(".png").stat().st_size > 10_000
+
+    monkeypatch.setattr(sensitivity, "fit_mimosa", _no_training)
+    before = out.read_text()
+    sensitivity.main(argv)
+    assert out.read_text() == before
+
+
+def test_mimosa_sensitivity_points_hold_the_paper_setting_once_per_family(sensitivity):
+    space = sensitivity.points("spaceshapes")
+    assert space.count(("paper", 0)) == 1
+    assert ("cos_simil_thresh", 0.95) not in space and ("cos_simil_thresh", 0.99) in space  # 0.95 is Spaceshapes'
+    assert ("contagion_num", 3) not in space and ("contagion_num", 5) in space
+    chop = sensitivity.points("chopsticks/depth2_both")
+    assert ("cos_simil_thresh", 0.99) not in chop and ("ransac_frac", 2 / 3) not in chop
+    assert len(chop) == 1 + sum(len(v) - 1 for v in sensitivity.SWEEP.values())
+
+
+def test_mimosa_sensitivity_scales_the_edge_function_and_keeps_the_rest(sensitivity):
+    from hier_models._mimosa.settings import default_min_common_edge_frac
+
+    options = sensitivity.mimosa_options("spaceshapes", "min_common_edge_frac", 2.0)
+    assert options["min_common_edge_frac"](3) == pytest.approx(2 * default_min_common_edge_frac(3))
+    assert options["cos_simil_thresh"] == 0.95 and options["contagion_num"] == 3
+    assert sensitivity.mimosa_options("spaceshapes", "paper", 0) == {"cos_simil_thresh": 0.95, "contagion_num": 3}
+    assert sensitivity.mimosa_options("spaceshapes", "initial_dim", 2) == {"cos_simil_thresh": 0.95, "contagion_num": 3}
+
+
+def test_mimosa_sensitivity_records_a_run_without_hierarchy(sensitivity, tmp_path):
+    import argparse
+
+    study = sensitivity.Study(argparse.Namespace(cache=tmp_path, train_size=1000, test_size=None, epochs=1,
+                                                 batch_size=256, discriminator_dtype="float32", quiet=True))
+    record = sensitivity.run_point(study, "chopsticks/depth2_slope", 0, "min_size_merged", 0.99)
+    assert record["coverage"] == 0.0 and record["purity"] is None and record["h_error"] is None
+    assert record["no_hierarchy"].startswith("no component reached min_size_merged=990 points")
