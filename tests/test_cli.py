@@ -307,6 +307,20 @@ def test_every_help_is_quick_and_quiet():
                                          capture_output=True, text=True).stdout
 
 
+def test_a_running_command_prints_no_tensorflow_start_up_lines(data_dir, tmp_path):
+    """Once a command runs, TensorFlow's C++ lines stay hidden too: on a machine without a
+    GPU its CUDA build reports a failed cuInit as an error when it first looks for
+    devices, which the command does before its work."""
+    codes = tmp_path / "codes.npy"
+    np.save(codes, _test_factors(data_dir))
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run([sys.executable, "-m", "hierbench", "evaluate", "--codes", str(codes), "--dataset", DATASET,
+                           "--data-dir", data_dir, "--out", str(tmp_path / "scores.json"), "--quiet"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads((tmp_path / "scores.json").read_text())["r4"] > 0.9
+
+
 def test_without_the_tf_extra_a_command_says_what_to_install(tmp_path):
     code = ("import sys\nfor blocked in ('tensorflow', 'tensorflow_datasets', 'keras', 'tqdm', 'matplotlib'):\n"
             "    sys.modules[blocked] = None\nfrom hierbench.cli import main\nsys.exit(main(sys.argv[1:]))\n")

@@ -87,11 +87,15 @@ def _command_module(name: str):
 
 
 def _load_models_quietly() -> None:
-    """Import the model code (TensorFlow) with its start-up lines hidden, and keep
-    TensorFlow's and TFDS's informational messages off the terminal; before a command
-    runs (its help may not need them)."""
+    """Import the model code (TensorFlow) and find the devices with their start-up lines
+    hidden (on a machine without a GPU, TensorFlow's CUDA build reports its failed
+    ``cuInit`` as an error when it first looks), and keep TensorFlow's and TFDS's
+    informational messages off the terminal; before a command runs (its help may not
+    need them)."""
     with _native_stderr_silenced():
         import hier_models  # noqa: F401  (first: without the tf extra, its error names the install)
+
+        importlib.import_module("tensorflow").config.list_physical_devices()
 
     import absl.logging
     import tensorflow as tf
