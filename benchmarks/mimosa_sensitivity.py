@@ -35,9 +35,8 @@ from pathlib import Path
 import numpy as np
 
 import hier_datasets
-import hier_metrics
 from benchmarks.ross2021 import Study
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
 from hier_models import MIMOSA_DEFAULTS, NoHierarchyFound, fit_mimosa, paper_settings
 from hier_models._mimosa.settings import default_min_common_edge_frac
 
@@ -113,9 +112,7 @@ def run_point(study: Study, dataset: str, seed: int, hyperparameter: str, value)
     except NoHierarchyFound as err:
         record.update(coverage=0.0, purity=None, h_error=None, no_hierarchy=str(err))
     else:
-        record.update(coverage=hier_metrics.coverage(result.assignments),
-                      purity=hier_metrics.purity(gt.paths(train_f), result.assignments),
-                      h_error=hier_metrics.h_error(result.hierarchy, gt.hierarchy),
+        record.update(mimosa_scores(gt, train_f, result.hierarchy, result.assignments),
                       learned_hierarchy=result.hierarchy.to_json())
     return {**record, "seconds": time.perf_counter() - start, "machine": machine()}
 

@@ -41,7 +41,7 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
 from hier_datasets.generation import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
@@ -79,9 +79,11 @@ def registered_sizes(name: str) -> tuple[int, int]:
     return (54_000, 6_000) if name == "spaceshapes" else (90_000, 10_000)
 
 
-def split(name: str, which: str, size: int):
-    """(factors, observations) of a split, drawn as the TFDS builder draws it."""
-    gt = hier_datasets.ground_truth(name)
+def split(name: str, which: str, size: int, noise: float = 0.0):
+    """(factors, observations) of a split, drawn as the TFDS builder draws it; with
+    ``noise``, the same factors observed through Gaussian observation noise of that
+    standard deviation (Chopsticks' ``noise``)."""
+    gt = hier_datasets.ground_truth(name, **({"noise": noise} if noise else {}))
     family, _, config = name.partition("/")
     rng = np.random.default_rng(split_seed(family, config or "default", which))
     factors = gt.sample_factors(size, rng)
@@ -152,18 +154,19 @@ class Study:
             options["tc_rows"] = self.args.tc_rows
         return options
 
-    def cached_codes(self, name: str, seed: int, initial_dim: int | None = None) -> tuple[np.ndarray, dict]:
+    def cached_codes(self, name: str, seed: int, initial_dim: int | None = None,
+                     noise: float = 0.0) -> tuple[np.ndarray, dict]:
         """The training split's codes from the smooth autoencoder of restart ``seed``
         (``initial_dim`` codes, the paper's width unless set; trained once, then read
-        from the cache) and the time training took (empty when cached)."""
+        from the cache) and the time training took (empty when cached). With ``noise``
+        the autoencoder trains on the split observed through that observation noise."""
         paper_dim = paper_settings(name)["initial_dim"]
         initial_dim = initial_dim or paper_dim
-        stem = self.stem(name, seed)
-        codes_file = stem.with_suffix(".codes.npy" if initial_dim == paper_dim else f".d{initial_dim}.codes.npy")
+        suffix = (f".d{initial_dim}" if initial_dim != paper_dim else "") + (f".noise{noise:g}" if noise else "")
+        codes_file = self.stem(name, seed).with_suffix(f"{suffix}.codes.npy")
         if codes_file.exists():
             return np.load(codes_file), {}
-        (_, x), _ = self.data(name)
-        x = as_float(x)
+        x = as_float(split(name, "train", self.sizes(name)[0], noise)[1] if noise else self.data(name)[0][1])
         start = time.perf_counter()
         keras.utils.set_random_seed(seed)  # the weights' initialisation
         ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
@@ -196,9 +199,7 @@ class Study:
         true_sigs, learned_sigs = Counter(gt.hierarchy.path_signatures), Counter(hierarchy.path_signatures)
         return {
             **self.common(name, "MIMOSA", seed),
-            "purity": hier_metrics.purity(gt.paths(train_f), assignments),
-            "coverage": hier_metrics.coverage(assignments),
-            "h_error": hier_metrics.h_error(hierarchy, gt.hierarchy),
+            **mimosa_scores(gt, train_f, hierarchy, assignments),
             "h_error_tree_edit": hier_metrics.h_error(hierarchy, gt.hierarchy, method="tree_edit"),
             "true_paths": gt.hierarchy.num_paths,
             "learned_paths": hierarchy.num_paths,

@@ -26,7 +26,7 @@ import numpy as np
 import hier_datasets
 from benchmarks.cofhae_ablation import test_scores
 from benchmarks.ross2021 import SELECTED, Study, as_float
-from benchmarks.study import RESULTS, append_record, load_records, machine
+from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine
 from hier_models.hierarchical import PAPER_GRID, grid_label, grid_points, train_cofhae
 from hier_models.selection import paper_rule, rule_ranking
 
@@ -95,7 +95,8 @@ def render(study: Study, args, out: Path) -> None:
                          f"{r['r4c']:.3f} | {r['r4']:.3f} | {r['seconds'] / 60:.1f} | {', '.join(marks)} |")
         lines += ["", f"R4c over the grid: {np.min([r['r4c'] for r in runs]):.3f} to {np.max([r['r4c'] for r in runs]):.3f}.",
                   ""]
-    out.with_name(f"{out.stem}_{args.dataset.replace('/', '-')}_s{args.seed}_w{width}.md").write_text("\n".join(lines))
+    page = out.with_name(f"{out.stem}_{args.dataset.replace('/', '-')}_s{args.seed}_w{width}.md")
+    page.write_text("\n".join(lines + [NOTES_MARK]) + kept_notes(page))
 
 
 def main(argv=None) -> None:

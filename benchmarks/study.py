@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
+import hier_metrics
 from hierbench.files import write_atomic
 
 __all__ = [
-    "NOTES_MARK", "RESULTS", "append_record", "kept_notes", "load_records", "machine", "mean_std", "write_records",
+    "NOTES_MARK", "RESULTS", "append_record", "kept_notes", "load_records", "machine", "mean_std", "mimosa_scores",
+    "write_records",
 ]
 
 #: the results folder: ``docs/results`` of the checkout
@@ -69,3 +71,11 @@ def machine() -> dict:
     name = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.M)
     return {"cpu": name.group(1).strip() if name else platform.processor() or platform.machine(),
             "cores": os.cpu_count(), "native_bfloat16": bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", _cpuinfo()))}
+
+
+def mimosa_scores(gt, factors: np.ndarray, hierarchy, assignments: np.ndarray) -> dict:
+    """Table 1's scores of MIMOSA's output on the points of ``factors``: path purity,
+    coverage (the fraction of points kept) and H-error against ``gt``'s hierarchy."""
+    return {"purity": hier_metrics.purity(gt.paths(factors), assignments),
+            "coverage": hier_metrics.coverage(assignments),
+            "h_error": hier_metrics.h_error(hierarchy, gt.hierarchy)}
