@@ -265,3 +265,39 @@ def test_mimosa_sensitivity_records_a_run_without_hierarchy(sensitivity, tmp_pat
     record = sensitivity.run_point(study, "chopsticks/depth2_slope", 0, "min_size_merged", 0.99)
     assert record["coverage"] == 0.0 and record["purity"] is None and record["h_error"] is None
     assert record["no_hierarchy"].startswith("no component reached min_size_merged=990 points")
+
+
+@pytest.fixture(scope="module")
+def noise_study():
+    return load_runner("mimosa_noise")
+
+
+def test_mimosa_noise_shares_the_clean_codes_renders_and_resumes(noise_study, tmp_path, monkeypatch):
+    out, cache = tmp_path / "noise.json", tmp_path / "cache"
+    argv = ["--datasets", "chopsticks/depth2_both", "--seeds", "0", "--noise", "0", "0.02", "--train-size", "2000",
+            "--epochs", "1", "--cache", str(cache), "--out", str(out), "--quiet"]
+    noise_study.main(argv)
+    records = json.loads(out.read_text())
+    assert [(r["dataset"], r["seed"], r["noise"], r["train_size"]) for r in records] == [
+        ("chopsticks/depth2_both", 0, 0.0, 2000), ("chopsticks/depth2_both", 0, 0.02, 2000)]
+    for r in records:
+        assert 0.0 <= r["coverage"] <= 1.0 and 0.0 <= r["overestimated_dims"] <= 1.0
+    # noise 0 is the Ross study's restart: the same cached codes
+    assert sorted(p.name for p in cache.iterdir()) == [
+        "chopsticks-depth2_both-n2000-e1-s0.codes.npy", "chopsticks-depth2_both-n2000-e1-s0.noise0.02.codes.npy"]
+    assert "| chopsticks/depth2_both | 0.02 | 1 |" in out.with_suffix(".md").read_text()
+    assert out.with_suffix(".png").stat().st_size > 10_000
+
+    monkeypatch.setattr(noise_study, "fit_mimosa", _no_training)
+    before = out.read_text()
+    noise_study.main(argv)
+    assert out.read_text() == before
+
+
+def test_noisy_split_keeps_the_factors_and_adds_noise_of_that_std(noise_study):
+    factors, clean = noise_study.split("chopsticks/depth2_both", "train", 3000)
+    same, noisy = noise_study.split("chopsticks/depth2_both", "train", 3000, 0.02)
+    np.testing.assert_array_equal(factors, same)
+    assert np.std(noisy - clean) == pytest.approx(0.02, rel=0.02)
+    dims = noise_study.true_dims(noise_study.hier_datasets.ground_truth("chopsticks/depth2_both"), factors)
+    assert set(np.unique(dims)) == {2, 4}  # both mechanisms: 2 continuous factors per chop level
