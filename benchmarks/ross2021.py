@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import math
 import re
 import time
@@ -98,6 +99,12 @@ def cache_stem(cache: Path, name: str, train_size: int, epochs: int, seed: int) 
 def kept_model(stem: Path, model: str) -> Path:
     """Where a trained model is kept for later inspection (``keras.models.load_model``)."""
     return stem.with_suffix(f".{model}.keras")
+
+
+def assignments_id(assignments: np.ndarray) -> str:
+    """A short fingerprint of MIMOSA's assignments: runs that share it trained on the same
+    targets (a smooth autoencoder retrained on another machine may differ slightly)."""
+    return hashlib.sha1(np.ascontiguousarray(assignments, dtype=np.int64).tobytes()).hexdigest()[:12]
 
 
 def as_float(observations: np.ndarray) -> np.ndarray:
@@ -232,6 +239,7 @@ class Study:
                 steps=steps_per_epoch * sum(len(r.configurations) * (r.epochs - prev) for r, prev in
                                             zip(chosen.rungs, [0] + [r.epochs for r in chosen.rungs[:-1]])),
                 discriminator_dtype=self.discriminator_dtype, learned_hierarchy=hierarchy.to_json(), machine=machine(),
+                mimosa_assignments=assignments_id(assignments),
             )
         elif model in COFHAE_VARIANTS:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
@@ -244,6 +252,7 @@ class Study:
             extra["discriminator_dtype"] = self.discriminator_dtype
             extra["decoder_assignments"] = decoder_assignments
             extra["learned_hierarchy"] = hierarchy.to_json()
+            extra["mimosa_assignments"] = assignments_id(assignments)
         else:
             cls, options = BASELINES[model]
             if model == "FactorVAE":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections import Counter
 from pathlib import Path
 
 import keras
@@ -25,7 +26,7 @@ import numpy as np
 
 import hier_datasets
 from benchmarks.cofhae_ablation import test_scores
-from benchmarks.ross2021 import SELECTED, Study, as_float
+from benchmarks.ross2021 import SELECTED, Study, as_float, assignments_id
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine
 from hier_models.hierarchical import PAPER_GRID, grid_label, grid_points, train_cofhae
 from hier_models.selection import paper_rule, rule_ranking
@@ -54,7 +55,7 @@ def run_point(study: Study, args, point: dict) -> dict:
             "discriminator_units": options.get("discriminator_units", [1000] * 3), "tc_rows": args.tc_rows,
             "discriminator_dtype": options["discriminator_dtype"] or "float32", "epochs": args.epochs,
             "reconstruction": fit.reconstruction, "assignment_loss": fit.assignment_loss,
-            "r4c": scores["r4c"], "r4": scores["r4"], "seconds": seconds,
+            "r4c": scores["r4c"], "r4": scores["r4"], "mimosa_assignments": assignments_id(assignments), "seconds": seconds,
             "steps": math.ceil(len(train_x) / 256) * args.epochs, "machine": machine()}
 
 
@@ -95,6 +96,11 @@ def render(study: Study, args, out: Path) -> None:
                          f"{r['r4c']:.3f} | {r['r4']:.3f} | {r['seconds'] / 60:.1f} | {', '.join(marks)} |")
         lines += ["", f"R4c over the grid: {np.min([r['r4c'] for r in runs]):.3f} to {np.max([r['r4c'] for r in runs]):.3f}.",
                   ""]
+        targets = Counter(r.get("mimosa_assignments", "not recorded") for r in runs + halving[:1])
+        if len(targets) > 1:
+            lines += ["MIMOSA assignments (fingerprint: runs, successive halving's included): "
+                      + ", ".join(f"{k}: {n}" for k, n in targets.items())
+                      + "; runs on different ones trained on different targets.", ""]
     page = out.with_name(f"{out.stem}_{args.dataset.replace('/', '-')}_s{args.seed}_w{width}.md")
     page.write_text("\n".join(lines + [NOTES_MARK]) + kept_notes(page))
 
