@@ -215,7 +215,9 @@ class Study:
             **times,
         }
 
-    def run_model(self, name: str, model: str, seed: int) -> dict:
+    def run_model(self, name: str, model: str, seed: int, penalty: dict | None = None) -> dict:
+        """Train ``model`` on restart ``seed`` and score it on the test split; a baseline
+        takes ``penalty`` (e.g. ``{"beta": 2.0}``) over the study's setting of it."""
         (_, train_x), (test_f, test_x) = self.data(name)
         train_x, test_x = as_float(train_x), as_float(test_x)
         gt = hier_datasets.ground_truth(name)
@@ -255,6 +257,7 @@ class Study:
             extra["mimosa_assignments"] = assignments_id(assignments)
         else:
             cls, options = BASELINES[model]
+            options = {**options, **(penalty or {})}
             if model == "FactorVAE":
                 options = {**options, "discriminator_dtype": self.discriminator_dtype}
                 extra["discriminator_dtype"] = self.discriminator_dtype
@@ -262,7 +265,8 @@ class Study:
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
                                callbacks=self.progress(model))
         trained = time.perf_counter() - start
-        save_keras(net, self.model_path(name, model, seed))
+        kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
+        save_keras(net, self.model_path(name, kept, seed))
         start = time.perf_counter()
         test = SplitArrays(name, "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
         metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),

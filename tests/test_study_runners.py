@@ -301,3 +301,27 @@ def test_noisy_split_keeps_the_factors_and_adds_noise_of_that_std(noise_study):
     assert np.std(noisy - clean) == pytest.approx(0.02, rel=0.02)
     dims = noise_study.true_dims(noise_study.hier_datasets.ground_truth("chopsticks/depth2_both"), factors)
     assert set(np.unique(dims)) == {2, 4}  # both mechanisms: 2 continuous factors per chop level
+
+
+def test_baseline_penalties_records_the_penalty_shows_cofhae_and_resumes(tmp_path, monkeypatch):
+    penalties = load_runner("baseline_penalties")
+    out, cache, study_out = tmp_path / "pen.json", tmp_path / "cache", tmp_path / "ross.json"
+    study_out.write_text(json.dumps([{"dataset": "chopsticks/depth2_both", "model": "COFHAE-SH", "r4c": 0.97},
+                                     {"dataset": "chopsticks/depth2_both", "model": "COFHAE", "r4c": 0.5}]))
+    argv = ["--datasets", "chopsticks/depth2_both", "--values", "2", "--seeds", "0", "--train-size", "512",
+            "--test-size", "256", "--epochs", "1", "--interventional-points", "100", "--cache", str(cache),
+            "--out", str(out), "--study-out", str(study_out), "--quiet"]
+    penalties.main(argv)
+    (record,) = json.loads(out.read_text())
+    assert (record["model"], record["beta"], record["seed"], record["train_size"]) == ("BetaTCVAE", 2.0, 0, 512)
+    assert 0.0 <= record["r4c"] <= 1.0
+    kept = keras.models.load_model(cache / "chopsticks-depth2_both-n512-e1-s0.BetaTCVAE-beta2.keras")
+    assert kept.beta == 2.0
+    page = out.with_suffix(".md").read_text()
+    assert "| chopsticks/depth2_both | BetaTCVAE | beta 2 |" in page
+    assert "COFHAE in the Ross study: R4c 0.970 (1 runs)." in page  # the selected COFHAE, not the single run
+
+    monkeypatch.setattr(penalties.Study, "run_model", _no_training)
+    before = out.read_text()
+    penalties.main(argv)
+    assert out.read_text() == before
