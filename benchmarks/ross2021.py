@@ -218,8 +218,8 @@ class Study:
     def run_model(self, name: str, model: str, seed: int, penalty: dict | None = None) -> dict:
         """Train ``model`` on restart ``seed`` and score it on the test split; a baseline
         takes ``penalty`` (e.g. ``{"beta": 2.0}``) over the study's setting of it."""
-        (_, train_x), (test_f, test_x) = self.data(name)
-        train_x, test_x = as_float(train_x), as_float(test_x)
+        (_, train_x), _ = self.data(name)
+        train_x = as_float(train_x)
         gt = hier_datasets.ground_truth(name)
         extra, hierarchy = {}, None
         keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
@@ -267,12 +267,20 @@ class Study:
         trained = time.perf_counter() - start
         kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         save_keras(net, self.model_path(name, kept, seed))
+        return {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
+                "seconds": trained}
+
+    def test_scores(self, name: str, net, hierarchy: Hierarchy | None, seed: int) -> dict:
+        """Every metric of a trained model on the test split (``hierarchy``: its code
+        hierarchy, None for a flat code) and the seconds scoring took."""
+        _, (test_f, test_x) = self.data(name)
+        gt = hier_datasets.ground_truth(name)
         start = time.perf_counter()
         test = SplitArrays(name, "test", test_x, test_f, gt.active(test_f), gt.paths(test_f), gt.hierarchy)
-        metrics = score(test, net.encode(test_x), hierarchy=hierarchy, representation=lambda obs: net.encode(as_float(obs)),
+        metrics = score(test, net.encode(as_float(test_x)), hierarchy=hierarchy,
+                        representation=lambda obs: net.encode(as_float(obs)),
                         interventional_points=self.args.interventional_points, random_state=seed, show_progress=False)
-        return {**self.common(name, model, seed), **metrics, **extra, "seconds": trained,
-                "seconds_scoring": time.perf_counter() - start}
+        return {**metrics, "seconds_scoring": time.perf_counter() - start}
 
 
 def discriminator_dtype(choice: str) -> str | None:

@@ -325,3 +325,26 @@ def test_baseline_penalties_records_the_penalty_shows_cofhae_and_resumes(tmp_pat
     before = out.read_text()
     penalties.main(argv)
     assert out.read_text() == before
+
+
+def test_cofhae_components_trains_each_variant_once_renders_and_resumes(tmp_path, monkeypatch):
+    components = load_runner("cofhae_components")
+    out = tmp_path / "components.json"
+    argv = ["--variants", "Flat", "H+A+Z", "H+TC(Z|on)", "--seeds", "0", "--train-size", "512", "--test-size", "256",
+            "--epochs", "1", "--interventional-points", "100", "--discriminator-units", "32",
+            "--cache", str(tmp_path / "cache"), "--out", str(out), "--quiet"]
+    components.main(argv)
+    records = json.loads(out.read_text())
+    assert [(r["variant"], r["ablation"], r["discriminator_units"]) for r in records] == [
+        ("Flat", None, None), ("H+A+Z", "H+A+Z", None), ("H+TC(Z|on)", "H+TC(Z|on)", [32, 32, 32])]
+    for r in records:
+        assert all(0.0 <= r[key] <= 1.0 for key in components.FIG5_METRICS)
+    kept = keras.models.load_model(tmp_path / "cache" / "chopsticks-depth2_both-n512-e1-s0.components-H_TC_Z_on.keras")
+    assert kept.ablation == "H+TC(Z|on)"
+    page = out.with_suffix(".md").read_text()
+    assert "| chopsticks/depth2_both | H+TC(Z&#124;on) | [32, 32, 32] |" in page  # a '|' would split the cell
+
+    monkeypatch.setattr(components, "run_variant", _no_training)
+    before = out.read_text()
+    components.main(argv)
+    assert out.read_text() == before
