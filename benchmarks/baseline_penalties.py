@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ross2021 import SELECTED, Study
+from benchmarks.ross2021 import SELECTED, Study, add_restart_arguments
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, mean_std
 
 #: each baseline's penalty and the values it takes
@@ -126,17 +126,10 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--models", nargs="+", default=["BetaTCVAE"], choices=list(PENALTIES))
     parser.add_argument("--values", type=float, nargs="+", default=None, help="default: the model's list")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--train-size", type=int, default=None, help="default: the registered split (a smaller one "
-                        "is for trying the study out; records keep it)")
     parser.add_argument("--test-size", type=int, default=None)
-    parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--interventional-points", type=int, default=10_000)
-    parser.add_argument("--cache", default="runs/ross2021-cache", help="where trained models are kept")
-    parser.add_argument("--out", type=Path, default=RESULTS / "baseline_penalties.json")
     parser.add_argument("--study-out", type=Path, default=RESULTS / "ross2021.json", help="the Ross study's records")
-    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
-    parser.add_argument("--render", action="store_true", help="only redraw the page")
+    add_restart_arguments(parser, RESULTS / "baseline_penalties.json", "where trained models are kept")
     args = parser.parse_args(argv)
     if not args.render:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=args.test_size,

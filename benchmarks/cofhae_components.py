@@ -30,7 +30,7 @@ import keras
 import numpy as np
 
 import hier_datasets
-from benchmarks.ross2021 import Study, as_float
+from benchmarks.ross2021 import Study, add_restart_arguments, as_float
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
 from hier_models import AE, COFHAE, BetaTCVAE
 from hier_models.cofhae import targets_from_factors
@@ -157,18 +157,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=["chopsticks/depth2_both"])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--discriminator-units", type=int, default=None,
                         help="width of the TC variants' 3 discriminator layers (default 1000, the paper's)")
-    parser.add_argument("--train-size", type=int, default=None, help="default: the registered split (a smaller one "
-                        "is for trying the study out; records keep it)")
     parser.add_argument("--test-size", type=int, default=None)
-    parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--interventional-points", type=int, default=10_000)
-    parser.add_argument("--cache", default="runs/ross2021-cache", help="where trained models are kept")
-    parser.add_argument("--out", type=Path, default=RESULTS / "cofhae_components.json")
-    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
-    parser.add_argument("--render", action="store_true", help="only redraw the page")
+    add_restart_arguments(parser, RESULTS / "cofhae_components.json", "where trained models are kept")
     args = parser.parse_args(argv)
     if not args.render:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size,

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import hier_datasets
-from benchmarks.ross2021 import Study
+from benchmarks.ross2021 import Study, add_restart_arguments
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
 from hier_models import MIMOSA_DEFAULTS, NoHierarchyFound, fit_mimosa, paper_settings
 from hier_models._mimosa.settings import default_min_common_edge_frac
@@ -251,16 +251,9 @@ def render(records: list[dict], out: Path) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=PAPER_DATASETS)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--hyperparameters", nargs="+", default=["paper", *SWEEP], choices=["paper", *SWEEP])
-    parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes (shared with "
-                        "benchmarks.ross2021)")
-    parser.add_argument("--train-size", type=int, default=None, help="default: the registered split (a smaller one "
-                        "is for trying the study out; records keep it)")
-    parser.add_argument("--epochs", type=int, default=50, help="the smooth autoencoder's")
-    parser.add_argument("--out", type=Path, default=RESULTS / "mimosa_sensitivity.json")
-    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
-    parser.add_argument("--render", action="store_true", help="only redraw the page")
+    add_restart_arguments(parser, RESULTS / "mimosa_sensitivity.json",
+                          "smooth-autoencoder codes (shared with benchmarks.ross2021)")
     args = parser.parse_args(argv)
     if not args.render:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=None,

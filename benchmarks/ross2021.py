@@ -283,6 +283,19 @@ class Study:
         return {**metrics, "seconds_scoring": time.perf_counter() - start}
 
 
+def add_restart_arguments(parser: argparse.ArgumentParser, out: Path, cache_help: str) -> None:
+    """The options every study of restarts on the Ross study's data shares: seeds,
+    training size, epochs, the cache, where records go, quiet and render-only."""
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--train-size", type=int, default=None, help="default: the registered split (a smaller one "
+                        "is for trying the study out; records keep it)")
+    parser.add_argument("--epochs", type=int, default=50)
+    parser.add_argument("--cache", default="runs/ross2021-cache", help=cache_help)
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
+    parser.add_argument("--render", action="store_true", help="only redraw the page")
+
+
 def discriminator_dtype(choice: str) -> str | None:
     """The discriminators' dtype policy: ``auto`` is bfloat16 where the hardware computes
     it natively (a GPU, or a CPU with AVX512-BF16 or AMX), float32 elsewhere; it halves
