@@ -20,7 +20,6 @@ __all__ = [
 ]
 
 #: the results folder: ``docs/results`` of the checkout
-#: the results folder: ``docs/results`` of the checkout
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 #: a page keeps everything below this line when it is redrawn
 NOTES_MARK = "<!-- notes: kept when the page is redrawn -->"
