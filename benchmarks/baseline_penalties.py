@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.ross2021 import SELECTED, Study, add_restart_arguments
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, mean_std
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, mean_std, run_missing
 
 #: each baseline's penalty and the values it takes
 PENALTIES = {"BetaTCVAE": ("beta", [1.0, 2.0, 5.0, 10.0, 20.0]), "FactorVAE": ("gamma", [1.0, 5.0, 10.0, 20.0, 50.0])}
@@ -135,19 +135,20 @@ def main(argv=None) -> None:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=args.test_size,
                                          epochs=args.epochs, batch_size=256, discriminator_dtype="auto",
                                          quiet=args.quiet, interventional_points=args.interventional_points))
-        done = {(r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"], r[PENALTIES[r["model"]][0]])
-                for r in load_records(args.out)}
-        for seed in args.seeds:  # restart by restart
-            for dataset in args.datasets:
-                for model in args.models:
-                    penalty, values = PENALTIES[model]
-                    for value in args.values or values:
-                        if (dataset, model, seed, study.sizes(dataset)[0], args.epochs, value) in done:
-                            continue
-                        record = {**study.run_model(dataset, model, seed, {penalty: value}), penalty: value}
-                        append_record(args.out, record)
-                        print(f"{dataset} {model} {penalty} {value:g} restart {seed}: R4c {record['r4c']:.3f}",
-                              flush=True)
+        planned = ({"dataset": dataset, "model": model, "seed": seed, "train_size": study.sizes(dataset)[0],
+                    "epochs": args.epochs, PENALTIES[model][0]: value}
+                   for seed in args.seeds for dataset in args.datasets for model in args.models  # restart by restart
+                   for value in args.values or PENALTIES[model][1])
+
+        def run(unit: dict) -> dict:
+            penalty = PENALTIES[unit["model"]][0]
+            return {**study.run_model(unit["dataset"], unit["model"], unit["seed"], {penalty: unit[penalty]}),
+                    penalty: unit[penalty]}
+
+        run_missing(args.out, planned, lambda r: (r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"],
+                                                  r[PENALTIES[r["model"]][0]]), run,
+                    lambda r: f"{r['dataset']} {r['model']} {PENALTIES[r['model']][0]} {r[PENALTIES[r['model']][0]]:g} "
+                              f"restart {r['seed']}: R4c {r['r4c']:.3f}")
     records = load_records(args.out)
     if records:
         render(records, args.study_out, args.out)

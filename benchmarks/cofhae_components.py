@@ -31,7 +31,7 @@ import numpy as np
 
 import hier_datasets
 from benchmarks.ross2021 import Study, add_restart_arguments, as_float
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, machine, mean_std, run_missing
 from hier_models import AE, COFHAE, BetaTCVAE
 from hier_models.cofhae import targets_from_factors
 from hier_models.training import fit_paper_schedule
@@ -174,19 +174,13 @@ def main(argv=None) -> None:
         def key(r: dict) -> tuple:
             return r["dataset"], r["variant"], r["seed"], r["train_size"], r["epochs"], str(r["discriminator_units"])
 
-        done = {key(r) for r in load_records(args.out)}
-        for seed in args.seeds:  # restart by restart
-            for dataset in args.datasets:
-                for variant in args.variants:
-                    tc = VARIANTS[variant] is not None and "TC" in VARIANTS[variant]
-                    planned = {"dataset": dataset, "variant": variant, "seed": seed, "epochs": args.epochs,
-                               "train_size": study.sizes(dataset)[0], "discriminator_units": units if tc else None}
-                    if key(planned) in done:
-                        continue
-                    record = run_variant(study, dataset, seed, variant)
-                    append_record(args.out, record)
-                    print(f"{dataset} {variant} restart {seed}: R4c {record['r4c']:.3f} in "
-                          f"{record['seconds'] / 60:.1f} min", flush=True)
+        planned = ({"dataset": dataset, "variant": variant, "seed": seed, "epochs": args.epochs,
+                    "train_size": study.sizes(dataset)[0],
+                    "discriminator_units": units if VARIANTS[variant] is not None and "TC" in VARIANTS[variant] else None}
+                   for seed in args.seeds for dataset in args.datasets for variant in args.variants)  # restart by restart
+        run_missing(args.out, planned, key, lambda unit: run_variant(study, unit["dataset"], unit["seed"], unit["variant"]),
+                    lambda r: f"{r['dataset']} {r['variant']} restart {r['seed']}: R4c {r['r4c']:.3f} in "
+                              f"{r['seconds'] / 60:.1f} min")
     records = load_records(args.out)
     if records:
         render(records, args.out)

@@ -31,7 +31,7 @@ import numpy as np
 
 import hier_datasets
 from benchmarks.ross2021 import Study, add_restart_arguments, split
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, machine, mean_std, mimosa_scores, run_missing
 from hier_models import NoHierarchyFound, fit_mimosa, paper_settings
 
 DATASETS = ["chopsticks/depth2_either", "chopsticks/depth2_both"]
@@ -150,16 +150,12 @@ def main(argv=None) -> None:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=None,
                                          epochs=args.epochs, batch_size=256, discriminator_dtype="float32",
                                          quiet=args.quiet))
-        done = {(r["dataset"], r["seed"], r["train_size"], r["noise"]) for r in load_records(args.out)}
-        for seed in args.seeds:  # restart by restart
-            for dataset in args.datasets:
-                for noise in args.noise:
-                    if (dataset, seed, study.sizes(dataset)[0], noise) in done:
-                        continue
-                    record = run_point(study, dataset, seed, noise)
-                    append_record(args.out, record)
-                    print(f"{dataset} restart {seed} noise {noise:g}: coverage {record['coverage']:.3f} "
-                          f"H-error {record['h_error']}", flush=True)
+        planned = ({"dataset": dataset, "seed": seed, "train_size": study.sizes(dataset)[0], "noise": noise}
+                   for seed in args.seeds for dataset in args.datasets for noise in args.noise)  # restart by restart
+        run_missing(args.out, planned, lambda r: (r["dataset"], r["seed"], r["train_size"], r["noise"]),
+                    lambda unit: run_point(study, unit["dataset"], unit["seed"], unit["noise"]),
+                    lambda r: f"{r['dataset']} restart {r['seed']} noise {r['noise']:g}: coverage {r['coverage']:.3f} "
+                              f"H-error {r['h_error']}")
     records = load_records(args.out)
     if records:
         render(records, args.out)

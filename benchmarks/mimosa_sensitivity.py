@@ -36,7 +36,7 @@ import numpy as np
 
 import hier_datasets
 from benchmarks.ross2021 import Study, add_restart_arguments
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, machine, mean_std, mimosa_scores, run_missing
 from hier_models import MIMOSA_DEFAULTS, NoHierarchyFound, fit_mimosa, paper_settings
 from hier_models._mimosa.settings import default_min_common_edge_frac
 
@@ -259,21 +259,17 @@ def main(argv=None) -> None:
         study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=None,
                                          epochs=args.epochs, batch_size=256, discriminator_dtype="float32",
                                          quiet=args.quiet))
-        done = {done_key(r) for r in load_records(args.out)}
         # restart by restart, so that a stopped study has whole restarts; the widths,
         # each a smooth autoencoder to train, after the rest
-        for widths in (False, True):
-            for seed in args.seeds:
-                for dataset in args.datasets:
-                    for name, value in points(dataset):
-                        if name not in args.hyperparameters or (name == "initial_dim") != widths:
-                            continue
-                        if (dataset, seed, study.sizes(dataset)[0], name, float(value)) in done:
-                            continue
-                        record = run_point(study, dataset, seed, name, value)
-                        append_record(args.out, record)
-                        print(f"{dataset} restart {seed} {name}={value:g}: coverage {record['coverage']:.3f} "
-                              f"H-error {record['h_error']} in {record['seconds']:.1f} s", flush=True)
+        planned = ({"dataset": dataset, "seed": seed, "train_size": study.sizes(dataset)[0], "hyperparameter": name,
+                    "value": value}
+                   for widths in (False, True) for seed in args.seeds for dataset in args.datasets
+                   for name, value in points(dataset)
+                   if name in args.hyperparameters and (name == "initial_dim") == widths)
+        run_missing(args.out, planned, done_key,
+                    lambda unit: run_point(study, unit["dataset"], unit["seed"], unit["hyperparameter"], unit["value"]),
+                    lambda r: f"{r['dataset']} restart {r['seed']} {r['hyperparameter']}={r['value']:g}: coverage "
+                              f"{r['coverage']:.3f} H-error {r['h_error']} in {r['seconds']:.1f} s")
     records = load_records(args.out)
     if records:
         render(records, args.out)

@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from hierbench.files import write_atomic
 
 __all__ = [
     "NOTES_MARK", "RESULTS", "append_record", "kept_notes", "load_records", "machine", "mean_std", "mimosa_scores",
-    "write_records",
+    "run_missing", "write_records",
 ]
 
 #: the results folder: ``docs/results`` of the checkout
@@ -40,6 +41,22 @@ def write_records(path: Path, records: list[dict]) -> None:
 def append_record(path: Path, record: dict) -> None:
     """Add one record to the JSON list at ``path``, atomically."""
     write_records(path, load_records(path) + [record])
+
+
+def run_missing(out: Path, planned: Iterable[dict], key: Callable[[dict], tuple], run: Callable[[dict], dict],
+                describe: Callable[[dict], str]) -> None:
+    """Run, in order, each planned unit whose ``key`` no record at ``out`` has yet.
+
+    ``key`` reads the same fields from a planned unit and from a record; each finished
+    run's record is appended at once, so a stopped study resumes at the unit it was
+    on, and ``describe(record)`` is printed."""
+    done = {key(r) for r in load_records(out)}
+    for unit in planned:
+        if key(unit) in done:
+            continue
+        record = run(unit)
+        append_record(out, record)
+        print(describe(record), flush=True)
 
 
 def mean_std(values, digits: int = 3) -> str:

@@ -1,0 +1,52 @@
+"""The records the benchmark studies keep: appended run by run, resumed by key."""
+import json
+
+import pytest
+
+from benchmarks.study import load_records, mean_std, run_missing
+
+
+def _key(record: dict) -> tuple:
+    return record["dataset"], record["seed"]
+
+
+def _planned():
+    return ({"dataset": d, "seed": s} for s in (0, 1) for d in ("a", "b"))
+
+
+def test_run_missing_runs_only_what_the_records_lack_in_order(tmp_path, capsys):
+    out = tmp_path / "records.json"
+    out.write_text(json.dumps([{"dataset": "b", "seed": 0, "score": 7}]))
+    ran = []
+
+    def run(unit):
+        ran.append(_key(unit))
+        return {**unit, "score": len(ran)}
+
+    run_missing(out, _planned(), _key, run, lambda r: f"{r['dataset']} {r['seed']}: {r['score']}")
+    assert ran == [("a", 0), ("a", 1), ("b", 1)]
+    assert [(r["dataset"], r["seed"], r["score"]) for r in load_records(out)] == [
+        ("b", 0, 7), ("a", 0, 1), ("a", 1, 2), ("b", 1, 3)]
+    assert capsys.readouterr().out.splitlines() == ["a 0: 1", "a 1: 2", "b 1: 3"]
+
+
+def test_a_run_that_fails_keeps_the_finished_records_and_the_rerun_resumes(tmp_path):
+    out = tmp_path / "records.json"
+
+    def failing_second(unit):
+        if unit == {"dataset": "b", "seed": 0}:
+            raise RuntimeError("stopped")
+        return dict(unit)
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        run_missing(out, _planned(), _key, failing_second, str)
+    assert load_records(out) == [{"dataset": "a", "seed": 0}]
+    ran = []
+    run_missing(out, _planned(), _key, lambda unit: ran.append(unit) or dict(unit), str)
+    assert ran == [{"dataset": "b", "seed": 0}, {"dataset": "a", "seed": 1}, {"dataset": "b", "seed": 1}]
+    assert len(load_records(out)) == 4
+
+
+def test_mean_std_uses_the_sample_standard_deviation():
+    assert mean_std([1.0, 2.0, 3.0]) == "2.000 ± 1.000"
+    assert mean_std([0.5]) == "0.500"
