@@ -403,6 +403,7 @@ def figure(records: list[dict], path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     rows = _cells(records, HEADLINE_MODELS)
     if not rows:
@@ -417,12 +418,12 @@ def figure(records: list[dict], path: Path) -> bool:
             if values:
                 ax.bar(j + offset, np.mean(values), width, color=colour, alpha=0.35)
                 ax.scatter(np.full(len(values), j + offset), values, s=10, color=colour, zorder=3)
-        ax.bar([], [], color=colour, label=model)
     names = [n.replace("chopsticks/", "") for n, _ in rows]
     ax.set_xticks(np.arange(len(rows)), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("R4c (test split)")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, ncol=len(HEADLINE_MODELS), loc="lower left")
+    ax.legend(handles=[Patch(color=f"C{i}", alpha=0.6, label=model) for i, model in enumerate(HEADLINE_MODELS)],
+              fontsize=8, ncol=len(HEADLINE_MODELS), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
