@@ -145,9 +145,18 @@ def curves(records: list[dict], dataset: str, hyperparameter: str) -> dict:
 LOG_AXES = ("eig_decay_thresh", "min_size_init", "min_size_merged", "neighbor_lengthscale_mult")
 
 
+#: thresholds close to 1, drawn at 1 - value on a log axis (reversed, so larger is right)
+NEAR_ONE = ("eig_cumsum_thresh", "cos_simil_thresh")
+
+
 def as_fraction(name: str, value, train_size: int) -> float:
     """A size filter's value as a fraction of the points (a count of 1 is 1 / n)."""
     return value / train_size if name.startswith("min_size") and value >= 1 else value
+
+
+def position(name: str, value, train_size: int) -> float:
+    """Where ``value`` of ``name`` sits on its plot's x axis."""
+    return 1 - value if name in NEAR_ONE else as_fraction(name, value, train_size)
 
 
 def draw(records: list[dict], datasets: list[str], path: Path) -> None:
@@ -162,19 +171,22 @@ def draw(records: list[dict], datasets: list[str], path: Path) -> None:
     rows = list(SWEEP)
     fig, axes = plt.subplots(len(rows), 3, figsize=(10, 2.0 * len(rows)), squeeze=False)
     for i, name in enumerate(rows):
-        ticks = sorted({as_fraction(name, v, n) for v in SWEEP[name]})
+        labels = {position(name, v, n): f"{as_fraction(name, v, n):.3g}" for v in SWEEP[name]}
+        ticks = sorted(labels)
         for j, metric in enumerate(METRICS):
             ax = axes[i, j]
             for dataset in datasets:
                 data = curves(records, dataset, name)
-                xy = sorted((as_fraction(name, v, n), np.mean(data[v][metric])) for v in data if data[v][metric])
+                xy = sorted((position(name, v, n), np.mean(data[v][metric])) for v in data if data[v][metric])
                 if xy:
                     ax.plot(*zip(*xy), "o-", ms=3, label=dataset.split("/")[-1])
-            ax.axvline(paper_value(datasets[0], name), color="gray", ls=":")
+            ax.axvline(position(name, paper_value(datasets[0], name), n), color="gray", ls=":")
             ax.set_xlim(ticks[0] * 0.8, ticks[-1] * 1.2)
-            if name in LOG_AXES:
+            if name in LOG_AXES + NEAR_ONE:
                 ax.set_xscale("log")
-            ax.set_xticks(ticks, [f"{t:.3g}" for t in ticks], fontsize=6)
+            if name in NEAR_ONE:
+                ax.invert_xaxis()
+            ax.set_xticks(ticks, [labels[t] for t in ticks], fontsize=6, rotation=45)
             ax.minorticks_off()
             ax.set_xlabel(name if name not in UNITS else f"{name} ({UNITS[name]})", fontsize=7)
             ax.tick_params(axis="y", labelsize=7)
