@@ -140,15 +140,17 @@ def main(argv=None) -> None:
                    for seed in args.seeds for dataset in args.datasets for model in args.models  # restart by restart
                    for value in args.values or PENALTIES[model][1])
 
-        def run(unit: dict) -> dict:
-            penalty = PENALTIES[unit["model"]][0]
-            return {**study.run_model(unit["dataset"], unit["model"], unit["seed"], {penalty: unit[penalty]}),
-                    penalty: unit[penalty]}
+        def penalty(r: dict) -> dict:
+            """A planned unit's or record's penalty, e.g. ``{"beta": 2.0}``."""
+            name = PENALTIES[r["model"]][0]
+            return {name: r[name]}
 
-        run_missing(args.out, planned, lambda r: (r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"],
-                                                  r[PENALTIES[r["model"]][0]]), run,
-                    lambda r: f"{r['dataset']} {r['model']} {PENALTIES[r['model']][0]} {r[PENALTIES[r['model']][0]]:g} "
-                              f"restart {r['seed']}: R4c {r['r4c']:.3f}")
+        run_missing(args.out, planned,
+                    lambda r: (r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"], *penalty(r).values()),
+                    lambda unit: {**study.run_model(unit["dataset"], unit["model"], unit["seed"], penalty(unit)),
+                                  **penalty(unit)},
+                    lambda r: f"{r['dataset']} {r['model']} " + " ".join(f"{k} {v:g}" for k, v in penalty(r).items())
+                              + f" restart {r['seed']}: R4c {r['r4c']:.3f}")
     records = load_records(args.out)
     if records:
         render(records, args.study_out, args.out)
