@@ -132,9 +132,8 @@ def main(argv=None) -> None:
     add_restart_arguments(parser, RESULTS / "baseline_penalties.json", "where trained models are kept")
     args = parser.parse_args(argv)
     if not args.render:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=args.test_size,
-                                         epochs=args.epochs, batch_size=256, discriminator_dtype="auto",
-                                         quiet=args.quiet, interventional_points=args.interventional_points))
+        study = Study.configured(cache=args.cache, train_size=args.train_size, test_size=args.test_size, epochs=args.epochs,
+                                 quiet=args.quiet, interventional_points=args.interventional_points)
         planned = ({"dataset": dataset, "model": model, "seed": seed, "train_size": study.sizes(dataset)[0],
                     "epochs": args.epochs, PENALTIES[model][0]: value}
                    for seed in args.seeds for dataset in args.datasets for model in args.models  # restart by restart

@@ -206,13 +206,11 @@ def main(argv=None) -> None:
     parser.add_argument("--windows", type=int, default=3, help="with --time-steps: alternating windows per lever")
     args = parser.parse_args(argv)
     if args.time_steps:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=None, test_size=None, epochs=50,
-                                         batch_size=args.batch_size, discriminator_dtype="float32", quiet=True))
+        study = Study.configured(cache=args.cache, batch_size=args.batch_size, discriminator_dtype="float32", quiet=True)
         timing = time_levers(study, args.datasets[0], args.seeds[0], args.time_steps, args.windows)
         args.out.with_name(args.out.stem + "_speed.json").write_text(json.dumps(timing, indent=1) + "\n")
     elif not args.render:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=None, test_size=None, epochs=50,
-                                         batch_size=args.batch_size, discriminator_dtype="auto", quiet=args.quiet))
+        study = Study.configured(cache=args.cache, batch_size=args.batch_size, quiet=args.quiet)
         done = {key(r) for r in load_records(args.out)}
         for seed in args.seeds:
             for name in args.datasets:

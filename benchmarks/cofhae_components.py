@@ -164,11 +164,9 @@ def main(argv=None) -> None:
     add_restart_arguments(parser, RESULTS / "cofhae_components.json", "where trained models are kept")
     args = parser.parse_args(argv)
     if not args.render:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size,
-                                         test_size=args.test_size, epochs=args.epochs, batch_size=256,
-                                         discriminator_dtype="auto", quiet=args.quiet, tc_rows=None,
-                                         discriminator_units=args.discriminator_units,
-                                         interventional_points=args.interventional_points))
+        study = Study.configured(cache=args.cache, train_size=args.train_size, test_size=args.test_size,
+                                 epochs=args.epochs, quiet=args.quiet, discriminator_units=args.discriminator_units,
+                                 interventional_points=args.interventional_points)
         units = [args.discriminator_units or 1000] * 3
 
         def key(r: dict) -> tuple:

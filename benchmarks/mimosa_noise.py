@@ -147,9 +147,7 @@ def main(argv=None) -> None:
                           "smooth-autoencoder codes (shared with benchmarks.ross2021)")
     args = parser.parse_args(argv)
     if not args.render:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=None,
-                                         epochs=args.epochs, batch_size=256, discriminator_dtype="float32",
-                                         quiet=args.quiet))
+        study = Study.configured(cache=args.cache, train_size=args.train_size, epochs=args.epochs, quiet=args.quiet)
         planned = ({"dataset": dataset, "seed": seed, "train_size": study.sizes(dataset)[0], "noise": noise}
                    for seed in args.seeds for dataset in args.datasets for noise in args.noise)  # restart by restart
         run_missing(args.out, planned, lambda r: (r["dataset"], r["seed"], r["train_size"], r["noise"]),

@@ -268,9 +268,7 @@ def main(argv=None) -> None:
                           "smooth-autoencoder codes (shared with benchmarks.ross2021)")
     args = parser.parse_args(argv)
     if not args.render:
-        study = Study(argparse.Namespace(cache=args.cache, train_size=args.train_size, test_size=None,
-                                         epochs=args.epochs, batch_size=256, discriminator_dtype="float32",
-                                         quiet=args.quiet))
+        study = Study.configured(cache=args.cache, train_size=args.train_size, epochs=args.epochs, quiet=args.quiet)
         # restart by restart, so that a stopped study has whole restarts; the widths,
         # each a smooth autoencoder to train, after the rest
         planned = ({"dataset": dataset, "seed": seed, "train_size": study.sizes(dataset)[0], "hyperparameter": name,

@@ -121,6 +121,18 @@ class Study:
         self._data: dict = {}
         self.discriminator_dtype = discriminator_dtype(args.discriminator_dtype)
 
+    @classmethod
+    def configured(cls, **settings) -> "Study":
+        """A study with ``python -m benchmarks.ross2021``'s defaults, ``settings``
+        (``cache=...``, ``epochs=...``, the options' names) overriding them: how the
+        other studies build theirs."""
+        args = build_parser().parse_args([])
+        unknown = sorted(set(settings) - set(vars(args)))
+        if unknown:
+            raise TypeError(f"unknown study settings {unknown}; choose from {sorted(vars(args))}")
+        vars(args).update(settings)
+        return cls(args)
+
     def data(self, name: str):
         if name not in self._data:
             self._data = {}  # one dataset in memory at a time
@@ -483,7 +495,8 @@ def render(out: Path) -> None:
 
 
 # --------------------------------------------------------------------- main
-def main(argv=None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """This study's options; their defaults are every study's (:meth:`Study.configured`)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=PAPER_DATASETS + REFERENCE_DATASETS)
     parser.add_argument("--mimosa-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
@@ -510,6 +523,11 @@ def main(argv=None) -> None:
     parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes and MIMOSA output")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
+    return parser
+
+
+def main(argv=None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if SELECTED in args.models and args.rungs[-1] != args.epochs:
         parser.error(f"the last of --rungs ({args.rungs[-1]}) must equal --epochs ({args.epochs})")

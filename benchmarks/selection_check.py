@@ -120,10 +120,9 @@ def main(argv=None) -> None:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--render", action="store_true", help="only redraw the page")
     args = parser.parse_args(argv)
-    study = Study(argparse.Namespace(
-        cache=args.cache, train_size=args.train_size, test_size=None, epochs=args.epochs, batch_size=256,
-        discriminator_dtype="auto", quiet=args.quiet, rungs=[args.epochs], discriminator_units=args.discriminator_units,
-        tc_rows=args.tc_rows, interventional_points=0))
+    study = Study.configured(
+        cache=args.cache, train_size=args.train_size, epochs=args.epochs, quiet=args.quiet, rungs=[args.epochs],
+        discriminator_units=args.discriminator_units, tc_rows=args.tc_rows, interventional_points=0)
     if not args.render:
         done = {r["configuration"] for r in load_records(args.out) if same_setting(r, study, args)}
         for point in grid_points(PAPER_GRID):

@@ -115,10 +115,9 @@ def main(argv=None) -> None:
                         "is for trying the benchmark out; the page says which was used)")
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
-    study = Study(argparse.Namespace(
-        cache=args.cache, train_size=args.train_size, test_size=None, epochs=args.rungs[-1], batch_size=256,
-        discriminator_dtype="auto", quiet=args.quiet, rungs=args.rungs, discriminator_units=args.discriminator_units,
-        tc_rows=args.tc_rows, interventional_points=10_000))
+    study = Study.configured(
+        cache=args.cache, train_size=args.train_size, epochs=args.rungs[-1], quiet=args.quiet, rungs=args.rungs,
+        discriminator_units=args.discriminator_units, tc_rows=args.tc_rows)
     study.cached_mimosa(args.dataset, args.seed)  # before anything is timed
     load_before = os.getloadavg()[0]
     ms = paper_ms_per_step(study, args.dataset, args.seed, args.timing_steps)

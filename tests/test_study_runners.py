@@ -258,10 +258,7 @@ def test_mimosa_sensitivity_scales_the_edge_function_and_keeps_the_rest(sensitiv
 
 
 def test_mimosa_sensitivity_records_a_run_without_hierarchy(sensitivity, tmp_path):
-    import argparse
-
-    study = sensitivity.Study(argparse.Namespace(cache=tmp_path, train_size=1000, test_size=None, epochs=1,
-                                                 batch_size=256, discriminator_dtype="float32", quiet=True))
+    study = sensitivity.Study.configured(cache=tmp_path, train_size=1000, epochs=1, quiet=True)
     record = sensitivity.run_point(study, "chopsticks/depth2_slope", 0, "min_size_merged", 0.99)
     assert record["coverage"] == 0.0 and record["purity"] is None and record["h_error"] is None
     assert record["no_hierarchy"].startswith("no component reached min_size_merged=990 points")
@@ -348,3 +345,11 @@ def test_cofhae_components_trains_each_variant_once_renders_and_resumes(tmp_path
     before = out.read_text()
     components.main(argv)
     assert out.read_text() == before
+
+
+def test_a_configured_study_keeps_the_defaults_and_names_an_unknown_setting(sensitivity, tmp_path):
+    study = sensitivity.Study.configured(cache=tmp_path, epochs=3)
+    assert study.args.epochs == 3 and study.args.batch_size == 256 and study.args.rungs == [3, 10, 50]
+    assert study.args.discriminator_units is None and study.args.interventional_points == 10_000
+    with pytest.raises(TypeError, match=r"unknown study settings \['epoch'\]"):
+        sensitivity.Study.configured(cache=tmp_path, epoch=3)
