@@ -6,7 +6,8 @@ and MIMOSA output (the cache of ``benchmarks.ross2021``), each seeded as success
 halving seeds it, so that a configuration that survives to the last rung is the same
 run either way. One record per configuration is appended as it finishes (the grid
 resumes across sessions). The page applies the paper's rule
-(:func:`hier_models.selection.paper_rule`) to the full grid's training losses and puts
+(:func:`hier_models.selection.rule_ranking`; the third of the whole grid is eligible,
+also while the grid is incomplete) to the grid's training losses and puts
 its choice beside the choice of the ``COFHAE-SH`` record of the same restart and
 setting in ``ross2021.json`` (``python -m benchmarks.ross2021 --models COFHAE-SH``), with
 both choices' test R4c and every configuration's losses and R4c.
@@ -29,7 +30,7 @@ from benchmarks.cofhae_ablation import test_scores
 from benchmarks.ross2021 import SELECTED, Study, as_float, assignments_id
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine
 from hier_models.hierarchical import PAPER_GRID, grid_label, grid_points, train_cofhae
-from hier_models.selection import paper_rule, rule_ranking
+from hier_models.selection import rule_ranking
 
 
 def same_setting(record: dict, study: Study, args) -> bool:
@@ -76,7 +77,7 @@ def render(study: Study, args, out: Path) -> None:
     if runs:
         ranked = rule_ranking([r["reconstruction"] for r in runs], [r["assignment_loss"] for r in runs],
                               eligible=max(1, len(grid_points(PAPER_GRID)) // 3))
-        grid_choice = runs[paper_rule([r["reconstruction"] for r in runs], [r["assignment_loss"] for r in runs])]
+        grid_choice = runs[ranked[0]]  # the rule over the whole grid's third, also while the grid is incomplete
         sh_choice = halving[0]["selection"]["chosen"] if halving else None
         complete = len(runs) == len(grid_points(PAPER_GRID))
         lines += [

@@ -353,3 +353,24 @@ def test_a_configured_study_keeps_the_defaults_and_names_an_unknown_setting(sens
     assert study.args.discriminator_units is None and study.args.interventional_points == 10_000
     with pytest.raises(TypeError, match=r"unknown study settings \['epoch'\]"):
         sensitivity.Study.configured(cache=tmp_path, epoch=3)
+
+
+def test_selection_check_page_applies_the_whole_grids_third_while_the_grid_is_incomplete(tmp_path):
+    check = load_runner("selection_check")
+    points = check.grid_points(check.PAPER_GRID)[:12]
+    # L_a rises and L_x falls with the index: of the 9 lowest-L_a (the third of the 27-point
+    # grid) configuration 8 reconstructs best; a third of the 12 trained would give 3
+    records = [{"dataset": "chopsticks/depth2_both", "seed": 0, "train_size": 1000, "discriminator_units": [1000] * 3,
+                "tc_rows": None, "configuration": check.grid_label(p), "point": p, "reconstruction": -float(i),
+                "assignment_loss": i * 1e-5, "r4c": i / 20, "r4": i / 20, "seconds": 60.0}
+               for i, p in enumerate(points)]
+    out = tmp_path / "selection_check.json"
+    out.write_text(json.dumps(records))
+    check.main(["--dataset", "chopsticks/depth2_both", "--train-size", "1000", "--cache", str(tmp_path),
+                "--out", str(out), "--study-out", str(tmp_path / "ross2021.json"), "--render"])
+    page = (tmp_path / "selection_check_chopsticks-depth2_both_s0_w1000.md").read_text()
+    chosen = check.grid_label(points[8])
+    assert f"Full grid's choice so far (the grid is incomplete): {chosen}, R4c 0.400." in page
+    first_row = next(line for line in page.splitlines() if line.startswith("| tau="))
+    assert first_row.startswith(f"| {chosen} |") and first_row.endswith("| grid's choice |")
+    assert "12 of 27 configurations" in page
