@@ -5,7 +5,7 @@ For one dataset and restart, every configuration of the paper's 27-point COFHAE 
 and MIMOSA output (the cache of ``benchmarks.ross2021``), each seeded as successive
 halving seeds it, so that a configuration that survives to the last rung is the same
 run either way. One record per configuration is appended as it finishes (the grid
-resumes across sessions). The page applies the paper's rule
+resumes where it stopped). The page applies the paper's rule
 (:func:`hier_models.selection.rule_ranking`; the third of the whole grid is eligible,
 also while the grid is incomplete) to the grid's training losses and puts
 its choice beside the choice of the ``COFHAE-SH`` record of the same restart and
