@@ -65,21 +65,22 @@ def render(study: Study, args, out: Path) -> None:
     halving = [r for r in load_records(args.study_out) if r["model"] == SELECTED and r["epochs"] == args.epochs
                and same_setting(r, study, args)]
     width = args.discriminator_units or 1000
+    grid_size = len(grid_points(PAPER_GRID))
     lines = [
         f"# Successive halving against the full grid: {args.dataset}, restart {args.seed}",
         "",
         f"`python -m benchmarks.selection_check --dataset {args.dataset} --seed {args.seed}"
         + (f" --discriminator-units {width}" if args.discriminator_units else "") + "`: "
-        f"{len(runs)} of {len(grid_points(PAPER_GRID))} configurations trained for {args.epochs} epochs "
+        f"{len(runs)} of {grid_size} configurations trained for {args.epochs} epochs "
         f"(discriminator 3 x {width}). Best first by the paper's rule over the grid's training losses.",
         "",
     ]
     if runs:
         ranked = rule_ranking([r["reconstruction"] for r in runs], [r["assignment_loss"] for r in runs],
-                              eligible=max(1, len(grid_points(PAPER_GRID)) // 3))
+                              eligible=max(1, grid_size // 3))
         grid_choice = runs[ranked[0]]  # the rule over the whole grid's third, also while the grid is incomplete
         sh_choice = halving[0]["selection"]["chosen"] if halving else None
-        complete = len(runs) == len(grid_points(PAPER_GRID))
+        complete = len(runs) == grid_size
         lines += [
             f"Full grid's choice{'' if complete else ' so far (the grid is incomplete)'}: "
             f"{grid_choice['configuration']}, R4c {grid_choice['r4c']:.3f}. "

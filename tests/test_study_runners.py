@@ -347,12 +347,13 @@ def test_cofhae_components_trains_each_variant_once_renders_and_resumes(tmp_path
     assert out.read_text() == before
 
 
-def test_a_configured_study_keeps_the_defaults_and_names_an_unknown_setting(sensitivity, tmp_path):
-    study = sensitivity.Study.configured(cache=tmp_path, epochs=3)
+def test_a_configured_study_keeps_the_defaults_and_names_an_unknown_setting(tmp_path):
+    Study = load_runner("ross2021").Study
+    study = Study.configured(cache=tmp_path, epochs=3)
     assert study.args.epochs == 3 and study.args.batch_size == 256 and study.args.rungs == [3, 10, 50]
     assert study.args.discriminator_units is None and study.args.interventional_points == 10_000
     with pytest.raises(TypeError, match=r"unknown study settings \['epoch'\]"):
-        sensitivity.Study.configured(cache=tmp_path, epoch=3)
+        Study.configured(cache=tmp_path, epoch=3)
 
 
 def test_selection_check_page_applies_the_whole_grids_third_while_the_grid_is_incomplete(tmp_path):
