@@ -71,7 +71,7 @@ def run_variant(study: Study, dataset: str, seed: int, variant: str) -> dict:
     save_keras(net, study.model_path(dataset, "components-" + re.sub(r"[^A-Za-z0-9]+", "_", variant).strip("_"), seed))
     return {"dataset": dataset, "variant": variant, "ablation": ablation, "seed": seed, "train_size": len(x),
             "epochs": study.args.epochs,
-            "discriminator_units": options.get("discriminator_units", [1000] * 3) if options else None,
+            "discriminator_units": options.get("discriminator_units"),
             **study.test_scores(dataset, net, None if ablation is None else gt.hierarchy, seed),
             "seconds": seconds, "machine": machine()}
 
@@ -167,7 +167,7 @@ def main(argv=None) -> None:
         study = Study.configured(cache=args.cache, train_size=args.train_size, test_size=args.test_size,
                                  epochs=args.epochs, quiet=args.quiet, discriminator_units=args.discriminator_units,
                                  interventional_points=args.interventional_points)
-        units = [args.discriminator_units or 1000] * 3
+        units = study.discriminator_options()["discriminator_units"]
 
         def key(r: dict) -> tuple:
             return r["dataset"], r["variant"], r["seed"], r["train_size"], r["epochs"], str(r["discriminator_units"])

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import inspect
 import math
 import re
 import time
@@ -45,7 +46,7 @@ import hier_metrics
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
 from hier_datasets.generation import split_seed
 from hier_datasets.hierarchy import Hierarchy
-from hier_models import AE, BetaTCVAE, FactorVAE, mimosa, paper_settings
+from hier_models import AE, COFHAE, BetaTCVAE, FactorVAE, mimosa, paper_settings
 from hier_models.hierarchical import PAPER_GRID, successive_halving, train_cofhae
 from hier_models.progress import FitProgress
 from hier_models.recipes import score
@@ -66,6 +67,8 @@ COFHAE_VARIANTS = {"COFHAE": "soft", STRAIGHT_THROUGH: "straight_through"}
 #: COFHAE chosen by the paper's selection protocol: the rule over the 27-point grid
 #: (appendix A.1), run as successive halving (``hier_models.hierarchical.successive_halving``)
 SELECTED = "COFHAE-SH"
+#: the paper's TC discriminator (appendix A.1: 3 x 1000), COFHAE's default
+PAPER_DISCRIMINATOR_UNITS = list(inspect.signature(COFHAE).parameters["discriminator_units"].default)
 
 
 # ------------------------------------------------------------------ records
@@ -149,7 +152,7 @@ class Study:
                   "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
         if model == SELECTED:
             options = self.discriminator_options()
-            common.update(discriminator_units=options.get("discriminator_units", [1000] * 3),
+            common.update(discriminator_units=options["discriminator_units"],
                           tc_rows=options.get("tc_rows"), rungs=list(self.args.rungs))
         return common
 
@@ -166,9 +169,9 @@ class Study:
     def discriminator_options(self) -> dict:
         """COFHAE's discriminator settings of this study (``--discriminator-units``,
         ``--tc-rows``; the paper's 3 x 1000 on every row unless set)."""
-        options = {"discriminator_dtype": self.discriminator_dtype}
-        if self.args.discriminator_units:
-            options["discriminator_units"] = [self.args.discriminator_units] * 3
+        width = self.args.discriminator_units
+        options = {"discriminator_dtype": self.discriminator_dtype,
+                   "discriminator_units": [width] * 3 if width else PAPER_DISCRIMINATOR_UNITS}
         if self.args.tc_rows:
             options["tc_rows"] = self.args.tc_rows
         return options

@@ -37,7 +37,7 @@ def same_setting(record: dict, study: Study, args) -> bool:
     """Whether ``record`` is of this restart, training size and discriminator setting."""
     return (record["dataset"], record["seed"], record["train_size"], record.get("discriminator_units"),
             record.get("tc_rows")) == (args.dataset, args.seed, study.sizes(args.dataset)[0],
-                                       [args.discriminator_units or 1000] * 3, args.tc_rows)
+                                       study.discriminator_options()["discriminator_units"], args.tc_rows)
 
 
 def run_point(study: Study, args, point: dict) -> dict:
@@ -53,7 +53,7 @@ def run_point(study: Study, args, point: dict) -> dict:
     scores = test_scores(gt, test_f, fit.model.encode(as_float(test_x)), hierarchy, args.seed)
     return {"dataset": args.dataset, "seed": args.seed, "train_size": len(train_x), "configuration": grid_label(point),
             "point": point,
-            "discriminator_units": options.get("discriminator_units", [1000] * 3), "tc_rows": args.tc_rows,
+            "discriminator_units": options["discriminator_units"], "tc_rows": args.tc_rows,
             "discriminator_dtype": options["discriminator_dtype"] or "float32", "epochs": args.epochs,
             "reconstruction": fit.reconstruction, "assignment_loss": fit.assignment_loss,
             "r4c": scores["r4c"], "r4": scores["r4"], "mimosa_assignments": assignments_id(assignments), "seconds": seconds,
@@ -64,7 +64,7 @@ def render(study: Study, args, out: Path) -> None:
     runs = [r for r in load_records(out) if same_setting(r, study, args)]
     halving = [r for r in load_records(args.study_out) if r["model"] == SELECTED and r["epochs"] == args.epochs
                and same_setting(r, study, args)]
-    width = args.discriminator_units or 1000
+    width = study.discriminator_options()["discriminator_units"][0]
     grid_size = len(grid_points(PAPER_GRID))
     lines = [
         f"# Successive halving against the full grid: {args.dataset}, restart {args.seed}",

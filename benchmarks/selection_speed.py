@@ -137,7 +137,7 @@ def main(argv=None) -> None:
         "full_grid": {"timing_steps": args.timing_steps, "ms_per_step": ms, "minutes": grid_minutes},
         "protocol": {
             "rungs": args.rungs, "configurations_per_rung": [f"{len(r['configurations'])} x {r['epochs']}" for r in rungs],
-            "discriminator": f"3 x {options.get('discriminator_units', [1000])[0]}, "
+            "discriminator": f"3 x {options['discriminator_units'][0]}, "
                              + (f"{args.tc_rows} rows" if args.tc_rows else "every row"),
             "steps": record["steps"], "ms_per_step": 1000 * record["seconds"] / record["steps"],
             "minutes": minutes, "chosen": record["selection"]["chosen"], "choice": record["selection"]["choice"],
