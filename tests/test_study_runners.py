@@ -227,14 +227,31 @@ def test_mimosa_sensitivity_runs_each_value_once_renders_and_resumes(sensitivity
     assert records[0]["learned_hierarchy"] == result.hierarchy.to_json()
     assert records[0]["coverage"] == pytest.approx(float(np.mean(result.assignments >= 0)))
     assert (tmp_path / "cache" / "chopsticks-depth2_slope-n2000-e1-s0.d7.codes.npy").exists()
+    # the codes' spectrum on the paper's point and the widths, one share per code
+    assert [len(r.get("code_variance", [])) for r in records] == [3] + [0] * 5 + [4, 5, 7]
+    assert records[0]["code_variance"] == pytest.approx(sensitivity.principal_variance(codes))
     page = out.with_suffix(".md").read_text()
     assert "| chopsticks/depth2_slope | contagion (contagion_num 1) |" in page and "| 5 (paper) | 1 |" in page
+    assert "| chopsticks/depth2_slope | 7 | 0 |" in page and "| chopsticks/depth2_slope | 3 | 0 |" in page
     assert out.with_suffix(".png").stat().st_size > 10_000
 
     monkeypatch.setattr(sensitivity, "fit_mimosa", _no_training)
     before = out.read_text()
     sensitivity.main(argv)
     assert out.read_text() == before
+
+
+def test_mimosa_sensitivity_principal_variance_is_each_directions_share(sensitivity):
+    # two independent codes of variance 4 and 1, rotated and shifted, and a constant one
+    rng = np.random.default_rng(0)
+    plane = rng.standard_normal((20_000, 2)) * [2.0, 1.0]
+    plane = (plane - plane.mean(0)) / plane.std(0) * [2.0, 1.0]
+    angle = 0.7
+    rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    codes = np.column_stack([plane @ rotation + 5.0, np.full(len(plane), 3.0)])
+    shares = sensitivity.principal_variance(codes)
+    assert shares == pytest.approx([0.8, 0.2, 0.0], abs=0.01) and sum(shares) == pytest.approx(1.0)
+    assert sensitivity.principal_variance(np.outer(np.arange(10.0), [1.0, -2.0])) == pytest.approx([1.0, 0.0])
 
 
 def test_mimosa_sensitivity_points_hold_the_paper_setting_once_per_family(sensitivity):
