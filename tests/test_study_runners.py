@@ -333,7 +333,9 @@ def test_baseline_penalties_records_the_penalty_shows_cofhae_and_resumes(tmp_pat
     assert kept.beta == 2.0
     page = out.with_suffix(".md").read_text()
     assert "| chopsticks/depth2_both | BetaTCVAE | beta 2 |" in page
-    assert "COFHAE in the Ross study: R4c 0.970 (1 runs)." in page  # the selected COFHAE, not the single run
+    assert "COFHAE in the Ross study: COFHAE-SH R4c 0.970 (1 runs)." in page  # the selected one, not the single run
+    assert penalties.cofhae_r4c(json.loads(study_out.read_text())[1:], "chopsticks/depth2_both") == ("COFHAE", [0.5])
+    assert penalties.cofhae_r4c([], "chopsticks/depth2_both") == ("", [])
 
     monkeypatch.setattr(penalties.Study, "run_model", _no_training)
     before = out.read_text()
