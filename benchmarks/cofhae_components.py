@@ -7,7 +7,8 @@ continuous codes (H+A+TC(Z)), plus the conditional one instead (H+A+TC(Z|on), i.
 COFHAE), and one whose continuous codes are supervised too (H+A+Z, near-optimal);
 H+TC(Z|on) drops the assignment supervision. Only H+A+TC(Z|on) comes close to H+A+Z.
 Here each variant trains on the registered training split with the true hierarchy and
-targets from the true factors (:func:`hier_models.cofhae.targets_from_factors`), the
+targets from the true factors (:func:`hier_models.cofhae.targets_from_factors`; H+A+Z's
+continuous targets standardised, so its supervision weighs every factor alike), the
 authors' default COFHAE setting (tau 1, lambda_assign 100, lambda_tc 10) and the
 paper's schedule, 50 epochs; Flat is an autoencoder with as many codes as the
 hierarchy has dimensions. Every metric is scored on the test split, so the records

@@ -83,7 +83,7 @@ def test_targets():
         targets_from_assignments(SPACESHAPES, [4])
     gt = hier_datasets.ground_truth("spaceshapes")
     f = gt.sample_factors(50, 0)
-    t = targets_from_factors(gt.hierarchy, f)
+    t = targets_from_factors(gt.hierarchy, f, standardize=False)
     active = gt.active(f)
     np.testing.assert_array_equal(np.isnan(t), ~active & ~gt.hierarchy.is_categorical)
     cont = active & ~gt.hierarchy.is_categorical
@@ -91,6 +91,17 @@ def test_targets():
     cats = active & gt.hierarchy.is_categorical  # factors hold option index + 1, targets the index
     np.testing.assert_array_equal(t[cats], f[cats] - 1)
     np.testing.assert_array_equal(t[~active & gt.hierarchy.is_categorical], -1)
+    # standardised: each continuous target has mean 0 and std 1 where it is active, the rest as before
+    z = targets_from_factors(gt.hierarchy, f)
+    np.testing.assert_array_equal(np.isnan(z), np.isnan(t))
+    np.testing.assert_array_equal(z[:, gt.hierarchy.is_categorical], t[:, gt.hierarchy.is_categorical])
+    for d in np.flatnonzero(~gt.hierarchy.is_categorical):
+        values = f[active[:, d], d].astype(float)
+        np.testing.assert_allclose(z[active[:, d], d], (values - values.mean()) / values.std(), atol=1e-12)
+    constant = f.copy()
+    constant[:, 0] = 0.5
+    with pytest.raises(ValueError, match=r"continuous factors \['x'\] are constant where active"):
+        targets_from_factors(gt.hierarchy, constant)
 
 
 def _constant_encoder(model, outputs):
@@ -259,6 +270,18 @@ def test_ablations_train(chopsticks, ablation):
         assert history["supervision"][-1] > 0
     if ablation == "H":
         assert history["tc"][-1] == 0 and history["assignment"][-1] == 0
+
+
+def test_fully_supervised_codes_hold_every_factor_whatever_its_units(chopsticks):
+    # depth-2 either: slopes span 0.01, intercepts 0.2; standardised targets supervise both
+    gt, factors, series = chopsticks
+    h = gt.hierarchy
+    model = COFHAE((64,), h, ablation="H+A+Z", hidden_units=(64, 64), random_state=0)
+    _train(model, series, targets_from_factors(h, factors), epochs=40)
+    codes, active = model.encode(series), h.activity_mask(factors)
+    r2 = [np.corrcoef(codes[active[:, d], d], factors[active[:, d], d])[0, 1] ** 2
+          for d in np.flatnonzero(~h.is_categorical)]
+    assert min(r2) > 0.6 and np.mean(r2) > 0.85, r2
 
 
 def test_bad_input(chopsticks):
