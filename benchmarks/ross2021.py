@@ -171,7 +171,7 @@ class Study:
         ``--tc-rows``; the paper's 3 x 1000 on every row unless set)."""
         width = self.args.discriminator_units
         options = {"discriminator_dtype": self.discriminator_dtype,
-                   "discriminator_units": [width] * 3 if width else PAPER_DISCRIMINATOR_UNITS}
+                   "discriminator_units": [width] * 3 if width else list(PAPER_DISCRIMINATOR_UNITS)}
         if self.args.tc_rows:
             options["tc_rows"] = self.args.tc_rows
         return options

@@ -208,12 +208,13 @@ def targets_from_factors(hierarchy: Hierarchy, factors, active=None, standardize
     out = np.where(active, f, np.nan)
     if standardize:
         cont = ~hierarchy.is_categorical & active.any(axis=0)
-        scale = np.nanstd(out[:, cont], axis=0)
+        values = out[:, cont]
+        scale = np.nanstd(values, axis=0)
         if np.any(scale == 0):
-            names = [str(n) for n, c in zip(np.asarray(hierarchy.names)[cont], scale == 0) if c]
+            names = np.asarray(hierarchy.names)[cont][scale == 0].tolist()
             raise ValueError(f"continuous factors {names} are constant where active: nothing to standardise; "
                              "pass standardize=False")
-        out[:, cont] = (out[:, cont] - np.nanmean(out[:, cont], axis=0)) / scale
+        out[:, cont] = (values - np.nanmean(values, axis=0)) / scale
     cats = hierarchy.is_categorical
     # factors hold option index + 1 where a categorical is active; targets the index
     out[:, cats] = np.where(active[:, cats], f[:, cats] - 1, -1)
