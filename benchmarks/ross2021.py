@@ -16,7 +16,9 @@ builds, plus the four depth-3 Chopsticks configs with the authors' stopping rule
 
 Every finished run is appended to ``docs/results/ross2021.json`` at once, and a
 rerun skips the runs already there, so a killed study loses only the run in
-progress. MIMOSA runs come first (all datasets and restarts), then COFHAE and the
+progress; a ``COFHAE-SH`` run (hours on Spaceshapes) checkpoints each configuration
+as it finishes a rung (``<stem>.COFHAE-SH-<setting>.halving/`` in the cache), so it
+resumes at the configuration it was on. MIMOSA runs come first (all datasets and restarts), then COFHAE and the
 baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
 ``--cache`` so that COFHAE reuses the restart of the same seed, and every trained
 model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
@@ -34,6 +36,7 @@ import hashlib
 import inspect
 import math
 import re
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -166,6 +169,14 @@ class Study:
     def model_path(self, name: str, model: str, seed: int) -> Path:
         return kept_model(self.stem(name, seed), model)
 
+    def halving_folder(self, name: str, seed: int) -> Path:
+        """Where restart ``seed``'s selection checkpoints each configuration, so that a
+        stopped run resumes there (removed once its record is made)."""
+        options = self.discriminator_options()
+        tag = "-".join(["x".join(map(str, options["discriminator_units"])), f"tc{options.get('tc_rows', 'all')}",
+                        options["discriminator_dtype"], "r" + "-".join(map(str, self.args.rungs))])
+        return Path(f"{self.stem(name, seed)}.{SELECTED}-{tag}.halving")
+
     def discriminator_options(self) -> dict:
         """COFHAE's discriminator settings of this study (``--discriminator-units``,
         ``--tc-rows``; the paper's 3 x 1000 on every row unless set)."""
@@ -243,8 +254,9 @@ class Study:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
             start = time.perf_counter()
             options = self.discriminator_options()
+            checkpoint = self.halving_folder(name, seed)
             chosen = successive_halving(train_x, hierarchy, assignments, grid=PAPER_GRID, rungs=self.args.rungs,
-                                        batch_size=self.args.batch_size, random_state=seed,
+                                        batch_size=self.args.batch_size, random_state=seed, checkpoint=checkpoint,
                                         callbacks=lambda label: self.progress(f"{model} {label}"), **options)
             net = chosen.model
             steps_per_epoch = math.ceil(len(train_x) / self.args.batch_size)
@@ -282,6 +294,9 @@ class Study:
         trained = time.perf_counter() - start
         kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         save_keras(net, self.model_path(name, kept, seed))
+        if model == SELECTED:  # every configuration's training, over the chunks it may have been resumed in
+            trained = sum(sum(rung.seconds) for rung in chosen.rungs)
+            shutil.rmtree(checkpoint)
         return {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
                 "seconds": trained}
 

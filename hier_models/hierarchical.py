@@ -44,6 +44,7 @@ from hier_models._mimosa import mimosa
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.distribute import in_scope
+from hier_models.halving_checkpoint import HalvingCheckpoint, advance_shuffling, digest
 from hier_models.selection import paper_rule, rule_ranking
 from hier_models.training import fit_paper_schedule, input_scale, paper_learning_rate, training_dataset
 
@@ -132,6 +133,13 @@ def _scored_run(model: COFHAE, evaluation, history: dict) -> HierarchicalRun:
         reconstruction=float(final["reconstruction"]),
         history=history,
     )
+
+
+def _run_record(run: HierarchicalRun, seconds: float) -> dict:
+    """``run`` without its model, and the seconds it took, as plain JSON values."""
+    return {"hyperparameters": run.hyperparameters, "assignment_loss": float(run.assignment_loss),
+            "reconstruction": float(run.reconstruction), "seconds": float(seconds),
+            "history": {k: [float(v) for v in values] for k, values in run.history.items()}}
 
 
 def select_run(runs: Sequence[HierarchicalRun]) -> HierarchicalRun:
@@ -258,6 +266,7 @@ def successive_halving(
     scale: float | None = None,
     strategy=None,
     discriminator_optimizer=None,
+    checkpoint=None,
     **cofhae_options,
 ) -> HalvingSelection:
     """The paper's selection over ``grid`` at a fraction of the full grid's cost.
@@ -289,6 +298,11 @@ def successive_halving(
       callbacks: a list given to every ``fit``, or a function of the stage's name
         (e.g. ``"COFHAE tau=0.5 lambda_assign=10 lambda_tc=1"``) returning that list
         (one progress bar per configuration: ``FitProgress(...).named``).
+      checkpoint: a folder (or None) where each configuration is saved as it
+        finishes a rung (:class:`~hier_models.halving_checkpoint.HalvingCheckpoint`);
+        calling again with the same arguments and folder resumes where a stopped
+        call left off, retraining nothing that finished and selecting as an
+        uninterrupted call would. A folder holding another selection is refused.
       batch_size, random_state, scale, strategy, discriminator_optimizer,
         **cofhae_options: as :func:`train_cofhae`.
 
@@ -310,34 +324,57 @@ def successive_halving(
     total_steps = math.ceil(len(x) / batch_size) * rungs[-1]
     evaluation = training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale)
     eligible = max(1, len(points) // 3)
-    models, datasets, histories = {}, {}, {i: {} for i in range(len(points))}
+    store = None if checkpoint is None else HalvingCheckpoint(checkpoint, {
+        "points": points, "rungs": rungs, "keep": keep, "batch_size": batch_size, "random_state": seed,
+        "scale": scale, "options": cofhae_options, "hierarchy": hierarchy.to_json(), "data": digest(x, targets),
+        "discriminator_optimizer": None if discriminator_optimizer is None else discriminator_optimizer.get_config(),
+    })
+
+    def resumable(i: int, done: int):
+        """Configuration ``i`` and its shuffled data, new or as it stopped at ``done`` epochs."""
+        keras.utils.set_random_seed(seed)  # also the global half of the shuffling's seed
+        data = training_dataset(x, targets, batch_size, seed, scale=scale)
+        if done:  # only a checkpoint's survivors reach here without a model in memory
+            return store.load(done, i, strategy), advance_shuffling(data, done)
+        with in_scope(strategy):
+            model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **points[i], **cofhae_options)
+            optimizer = keras.optimizers.Adam(paper_learning_rate(total_steps))
+        # each model its own copy of a given discriminator optimiser
+        own = None if discriminator_optimizer is None else type(discriminator_optimizer).from_config(
+            discriminator_optimizer.get_config())
+        model.compile(optimizer=optimizer, discriminator_optimizer=own)
+        return model, data
+
+    models, datasets, histories = {}, {}, {}
     alive, done, history = list(range(len(points))), 0, []
     for end in rungs:
-        losses, seconds = [], []
+        runs, seconds = [], []
         for i in alive:
-            if i not in models:
-                keras.utils.set_random_seed(seed)
-                with in_scope(strategy):
-                    models[i] = model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **points[i], **cofhae_options)
-                    optimizer = keras.optimizers.Adam(paper_learning_rate(total_steps))
-                # each model its own copy of a given discriminator optimiser
-                own = None if discriminator_optimizer is None else type(discriminator_optimizer).from_config(
-                    discriminator_optimizer.get_config())
-                model.compile(optimizer=optimizer, discriminator_optimizer=own)
-                datasets[i] = training_dataset(x, targets, batch_size, seed, scale=scale)
-            started = time.perf_counter()
-            fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
-                                callbacks=_stage_callbacks(callbacks, f"COFHAE {grid_label(points[i])}"))
-            for k, v in fit.history.items():
-                histories[i].setdefault(k, []).extend(v)
-            seconds.append(time.perf_counter() - started)
-            losses.append(_scored_run(models[i], evaluation, histories[i]))
-        history.append(HalvingRung(end, list(alive), [r.reconstruction for r in losses],
-                                   [r.assignment_loss for r in losses], seconds))
+            saved = None if store is None else store.result(end, i)
+            if saved is None:
+                if i not in models:
+                    models[i], datasets[i] = resumable(i, done)
+                started = time.perf_counter()
+                fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
+                                    callbacks=_stage_callbacks(callbacks, f"COFHAE {grid_label(points[i])}"))
+                earlier = histories.get(i, {})  # the rungs before, in this call or a stopped one
+                run = _scored_run(models[i], evaluation, {k: list(earlier.get(k, [])) + v for k, v in fit.history.items()})
+                seconds.append(time.perf_counter() - started)
+                if store is not None:
+                    store.save(end, i, models[i], _run_record(run, seconds[-1]), previous=done)
+            else:
+                run = HierarchicalRun(model=None, **{k: v for k, v in saved.items() if k != "seconds"})
+                seconds.append(saved["seconds"])
+            runs.append(run)
+            histories[i] = run.history
+        history.append(HalvingRung(end, list(alive), [r.reconstruction for r in runs],
+                                   [r.assignment_loss for r in runs], seconds))
         ranked = rule_ranking(history[-1].reconstruction, history[-1].assignment, eligible=eligible)
         if end == rungs[-1]:
-            best = ranked[0]
-            return HalvingSelection(points, history, alive[best], losses[best])
+            best = runs[ranked[0]]
+            if best.model is None:
+                best = dataclasses.replace(best, model=store.load(end, alive[ranked[0]], strategy))
+            return HalvingSelection(points, history, alive[ranked[0]], best)
         alive = sorted(alive[j] for j in ranked[: max(1, math.ceil(round(len(alive) * keep, 6)))])
         for i in list(models):
             if i not in alive:
@@ -361,6 +398,7 @@ def fit_hierarchical(
     callbacks=None,
     grid: Mapping[str, Sequence] | None = None,
     rungs: Sequence[int] | None = None,
+    checkpoint=None,
     scale: float | None = None,
     strategy=None,
 ) -> HierarchicalFit:
@@ -369,7 +407,8 @@ def fit_hierarchical(
     With ``grid`` (e.g. :data:`PAPER_GRID`), COFHAE is trained at every grid point and
     the paper's rule (:func:`select_run`) picks the returned ``run``; with ``rungs``
     too (e.g. ``(3, 10, 50)``, the last equal to ``epochs``) the grid is run as
-    :func:`successive_halving` (``selection`` holds its rungs); otherwise COFHAE is
+    :func:`successive_halving` (``selection`` holds its rungs; ``checkpoint``, a
+    folder, makes it resumable: see there); otherwise COFHAE is
     trained once with ``cofhae_options``. ``callbacks`` (a list, or a function of a
     stage's name returning one) go to every ``fit`` call (the
     autoencoder's, then each COFHAE run's). ``scale`` maps integer images to [0, 1]
@@ -390,6 +429,8 @@ def fit_hierarchical(
             raise ValueError("rungs schedule a grid's selection (successive halving); pass grid too")
         if list(rungs)[-1:] != [epochs]:
             raise ValueError(f"the last rung must be the full training length, epochs={epochs}; got rungs {list(rungs)}")
+    elif checkpoint is not None:
+        raise ValueError("checkpoint resumes a successive-halving selection; pass grid and rungs too")
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
     with in_scope(strategy):
@@ -405,7 +446,8 @@ def fit_hierarchical(
         return HierarchicalFit(ae, codes, hierarchy, assignments, run, [run])
     if rungs is not None:
         del options["epochs"], options["verbose"]
-        selection = successive_halving(x, hierarchy, assignments, grid=grid, rungs=rungs, **options)
+        selection = successive_halving(x, hierarchy, assignments, grid=grid, rungs=rungs, checkpoint=checkpoint,
+                                       **options)
         return HierarchicalFit(ae, codes, hierarchy, assignments, selection.run, [selection.run], selection)
     run, runs = grid_search(x, hierarchy, assignments, grid=grid, **options)
     return HierarchicalFit(ae, codes, hierarchy, assignments, run, runs)

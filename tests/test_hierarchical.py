@@ -159,3 +159,60 @@ def test_successive_halving_keeps_the_rules_best_and_continues_them_exactly():
         successive_halving(series, gt.hierarchy, paths, grid=grid, rungs=(3, 3))
     with pytest.raises(ValueError, match="keep must be a fraction"):
         successive_halving(series, gt.hierarchy, paths, grid=grid, keep=1.0)
+
+
+class _Stop(Exception):
+    """Raised by :class:`_StopAtFit` to stop a selection midway."""
+
+
+class _StopAtFit(keras.callbacks.Callback):
+    """Raises :class:`_Stop` as the ``at``-th ``fit`` of a selection begins (1-based)."""
+
+    fits = 0
+
+    def __init__(self, at):
+        super().__init__()
+        self.at = at
+
+    def on_train_begin(self, logs=None):
+        type(self).fits += 1
+        if type(self).fits == self.at:
+            raise _Stop
+
+
+def test_successive_halving_resumes_from_its_checkpoint_as_if_never_stopped(tmp_path):
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(256, 1)
+    paths = gt.paths(factors)
+    grid = {"lambda_assign": (1.0, 10.0, 100.0), "lambda_tc": (1.0, 10.0)}
+    options = dict(grid=grid, rungs=(1, 2, 3), keep=1 / 3, batch_size=64, random_state=2, hidden_units=(8,),
+                   discriminator_units=(8,))
+    whole = successive_halving(series, gt.hierarchy, paths, **options)
+    # stopped as the second of rung 2's two survivors starts: 6 + 1 fits have finished
+    with pytest.raises(_Stop):
+        successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck",
+                           callbacks=[_StopAtFit(8)], **options)
+    assert sorted(p.name for p in (tmp_path / "ck").glob("*.keras"))[0].endswith("-1.keras")
+    labels = []
+    resumed = successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck",
+                                 callbacks=lambda label: labels.append(label) or [], **options)
+    assert len(labels) == 2, "only the unfinished survivor of rung 2 and the last rung's one train again"
+    assert resumed.choice == whole.choice
+    for a, b in zip(whole.rungs, resumed.rungs):
+        assert a.configurations == b.configurations
+        np.testing.assert_allclose(a.reconstruction, b.reconstruction, rtol=1e-5)
+        np.testing.assert_allclose(a.assignment, b.assignment, rtol=1e-5, atol=1e-9)
+    for a, b in zip(whole.model.get_weights(), resumed.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert resumed.run.history["loss"] == pytest.approx(whole.run.history["loss"], rel=1e-5)
+    # a finished selection resumes to its result without training
+    again = successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck",
+                               callbacks=[_StopAtFit(1)], **options)
+    assert again.choice == whole.choice and again.rungs[-1].seconds == resumed.rungs[-1].seconds
+    with pytest.raises(ValueError, match="holds another selection .*points"):
+        successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck",
+                           **{**options, "grid": {"lambda_assign": (1.0, 10.0, 100.0), "lambda_tc": (1.0,)}})
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty and holds no halving.json"):
+        successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "other", **options)
