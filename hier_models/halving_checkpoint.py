@@ -24,12 +24,16 @@ import numpy as np
 
 from hier_models.distribute import in_scope
 
-__all__ = ["HalvingCheckpoint", "ITERATORS_PER_EPOCH", "advance_shuffling", "digest"]
+__all__ = ["CheckpointMismatch", "HalvingCheckpoint", "ITERATORS_PER_EPOCH", "advance_shuffling", "digest"]
 
 #: iterators Keras 3's ``fit`` opens on a dataset of known length per epoch: one as the
 #: epoch starts and one when its batches run out (``keras.src.trainers.epoch_iterator``);
 #: each new iterator draws the next order of a seeded ``shuffle``
 ITERATORS_PER_EPOCH = 2
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint folder that holds another selection, or other files."""
 
 
 def digest(*arrays) -> str:
@@ -56,7 +60,8 @@ class HalvingCheckpoint:
     Args:
       folder: created if missing; it must be empty or hold this same selection.
       identity: JSON-able description of the selection (grid points, rungs, options,
-        data digests); a folder holding another selection raises ``ValueError``.
+        data digests); a folder holding another selection raises
+        :class:`CheckpointMismatch` (a ``ValueError``).
     """
 
     def __init__(self, folder, identity: dict):
@@ -69,11 +74,11 @@ class HalvingCheckpoint:
             differ = sorted(k for k in self.identity.keys() | state["identity"].keys()
                             if self.identity.get(k) != state["identity"].get(k))
             if differ:
-                raise ValueError(f"checkpoint folder {self.folder} holds another selection (its {', '.join(differ)} "
+                raise CheckpointMismatch(f"checkpoint folder {self.folder} holds another selection (its {', '.join(differ)} "
                                  "differ); pass a new folder, or empty this one to start over")
             self.finished = state["finished"]
         elif self.folder.exists() and any(self.folder.iterdir()):
-            raise ValueError(f"checkpoint folder {self.folder} is not empty and holds no halving.json; "
+            raise CheckpointMismatch(f"checkpoint folder {self.folder} is not empty and holds no halving.json; "
                              "pass a new or empty folder")
         else:  # claimed before anything trains
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -237,7 +237,7 @@ def _selection_record(selection) -> dict:
 
 
 def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size, seed, show_progress, grid, rungs,
-                        scope, settings) -> TrainingRecord:
+                        checkpoint, scope, settings) -> TrainingRecord:
     fit_settings = _hierarchical_settings(data, options, seed)
     keras.utils.set_random_seed(seed)
     start = time.perf_counter()
@@ -246,7 +246,8 @@ def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size
     mimosa_options = dict(fit_settings["mimosa_options"], verbose=show_progress)
     fit = fit_hierarchical(
         data.observations, epochs=epochs, autoencoder_epochs=autoencoder_epochs, batch_size=batch_size,
-        random_state=seed, callbacks=callback.named, grid=grid, rungs=rungs, scale=data.scale, strategy=scope,
+        random_state=seed, callbacks=callback.named, grid=grid, rungs=rungs, checkpoint=checkpoint, scale=data.scale,
+        strategy=scope,
         **{**fit_settings, "mimosa_options": mimosa_options},
     )
     scores = {
@@ -281,6 +282,7 @@ def train(
     show_progress: bool = True,
     grid: Mapping | None = None,
     rungs: Sequence[int] | None = None,
+    checkpoint=None,
     strategy: str | None = None,
 ) -> TrainingRecord:
     """Train ``model_name`` (a name of :data:`hier_models.registry.MODEL_NAMES`,
@@ -301,7 +303,9 @@ def train(
     trains at every grid point on the same MIMOSA output and the paper's rule keeps
     one run; ``settings["grid"]`` lists every run's losses. With ``rungs`` too
     (:func:`~hier_models.hierarchical.halving_rungs`), the grid runs as successive
-    halving, and ``settings["selection"]`` holds its rungs and ranking. ``strategy``
+    halving, and ``settings["selection"]`` holds its rungs and ranking; ``checkpoint``
+    (a folder) makes that selection resumable
+    (:func:`~hier_models.hierarchical.successive_halving`). ``strategy``
     (``"mirrored"`` or ``"multiworker"``, see :func:`hier_models.distribute.get_strategy`)
     splits each global batch of ``batch_size`` rows over the strategy's replicas.
     ``random_state`` (an integer seed) seeds the weights, the shuffling and the noise.
@@ -317,6 +321,8 @@ def train(
         raise SettingsError(str(err)) from err
     options = check_options(model_name, options or {})
     _check_grid(model_name, grid)
+    if checkpoint is not None and rungs is None:
+        raise SettingsError("a checkpoint folder resumes a successive-halving selection; give rungs (and grid) too")
     for what, value in (("epochs", epochs), ("batch size", batch_size)):
         if value < 1:
             raise SettingsError(f"{what} must be at least 1, got {value}")
@@ -332,7 +338,7 @@ def train(
     if model_name == HIERARCHICAL:
         return _train_hierarchical(data, options, epochs=epochs, autoencoder_epochs=autoencoder_epochs,
                                    batch_size=batch_size, seed=seed, show_progress=show_progress, grid=grid,
-                                   rungs=rungs, scope=scope, settings=settings)
+                                   rungs=rungs, checkpoint=checkpoint, scope=scope, settings=settings)
     boxhead = data.family == "boxhead"
     if boxhead:
         steps = protocols.training_steps(len(data), batch_size, epochs)

@@ -19,7 +19,7 @@ from hierbench.errors import CommandError
 from hierbench.files import check_writable, write_json, write_npy
 from hierbench.models import save_training, train
 from hierbench.report import report_run
-from hierbench.run_folders import RECORD, model_folder, write_data
+from hierbench.run_folders import HALVING_CHECKPOINT, RECORD, model_folder, write_data
 from hierbench.settings import RunSettings
 
 __all__ = ["KERNEL_VARIABLES", "environment", "run"]
@@ -125,11 +125,13 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
                 hierarchical = model == model_options.HIERARCHICAL
                 grid = model_options.PAPER_GRID if (settings.grid or settings.halving) and hierarchical else None
                 rungs = halving_rungs(settings.epochs) if settings.halving and hierarchical else None
+                folder = model_folder(dataset.name, model, seed)
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
-                                show_progress=show_progress, grid=grid, rungs=rungs, strategy=settings.strategy)
-                folder = model_folder(dataset.name, model, seed)
+                                show_progress=show_progress, grid=grid, rungs=rungs, strategy=settings.strategy,
+                                checkpoint=out / folder / HALVING_CHECKPOINT if rungs else None)
                 save_training(trained, out / folder)
+                shutil.rmtree(out / folder / HALVING_CHECKPOINT, ignore_errors=True)
                 codes = encode(trained.model, test_split.observations, test_split.scale)
                 say(f"{label}: scoring {len(test_split)} test examples")
                 metrics = score(

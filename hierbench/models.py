@@ -15,6 +15,7 @@ from pathlib import Path
 import keras
 
 from hier_models import NoHierarchyFound, recipes
+from hier_models.halving_checkpoint import CheckpointMismatch
 from hier_models.recipes import TrainingRecord
 from hier_models.splits import SplitArrays
 from hierbench.errors import CommandError
@@ -34,6 +35,9 @@ def train(model_name: str, data: SplitArrays, *, seed: int = 0, **kwargs) -> Tra
             f"MIMOSA found no hierarchy in the autoencoder's codes ({err}); train on more examples "
             "or for more --autoencoder-epochs"
         ) from err
+    except CheckpointMismatch as err:
+        raise CommandError(f"{err}; here that means an earlier command with other settings left it: give "
+                           "another --out, or remove that folder") from err
     except recipes.SettingsError as err:
         raise CommandError(f"{err}; fix the --set value (see hierbench train --help)") from err
 

@@ -9,7 +9,9 @@ A run folder holds::
     models/<dataset>/<model>-seed<k>/ model.keras, history.json, codes.npy (test
                                       split), metrics.json; for the hierarchical
                                       method also smooth_autoencoder.keras,
-                                      hierarchy.json, assignments.npy, initial_codes.npy
+                                      hierarchy.json, assignments.npy, initial_codes.npy;
+                                      while --halving selects, halving/ (its
+                                      checkpoint: the same command again resumes it)
     metrics.json, summary.md, report.html, *.png    the report
 
 Every file is written atomically, so an interrupted command leaves no partial file,
@@ -31,10 +33,12 @@ from hierbench.figures import RunEntry
 from hierbench.files import write_npz
 from hierbench.models import load_model
 
-__all__ = ["RECORD", "data_file", "load_run", "model_folder", "read_record", "write_data"]
+__all__ = ["HALVING_CHECKPOINT", "RECORD", "data_file", "load_run", "model_folder", "read_record", "write_data"]
 
 #: the run's settings and entries, beside the report
 RECORD = "run.json"
+#: a model folder's checkpoint of a successive-halving selection, removed once the model is saved
+HALVING_CHECKPOINT = "halving"
 #: what every model folder of a finished entry holds
 ENTRY_FILES = ("model.keras", "codes.npy", "metrics.json")
 

@@ -194,6 +194,33 @@ def test_run_halving_selects_by_successive_halving_and_reports_the_ranking(data_
     assert set(last["configurations"]) <= set(first["configurations"])
     summary = (out / "summary.md").read_text()
     assert f"selected {settings['selected']}" in summary and "best five of 6" in summary
+    assert not (folder / "halving").exists(), "the checkpoint goes once the model is saved"
+
+    # stopped as the fourth configuration's first rung ends, the same command resumes the selection
+    from hier_models import hierarchical
+
+    scored, calls = hierarchical._scored_run, []
+
+    def stop_at_fourth(*args):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return scored(*args)
+
+    argv = ["run", *TINY[:4], "--epochs", "2", *TINY[6:], "--datasets", "chopsticks/depth2_either", "--models",
+            "Hierarchical", "--halving", "--set", "hidden_units=[32]", "--set", "discriminator_units=[32]",
+            "--interventional-points", "0", "--data-dir", data_dir, "--out", str(tmp_path / "stopped")]
+    monkeypatch.setattr(hierarchical, "_scored_run", stop_at_fourth)
+    assert main(argv) == 130, "Ctrl-C's exit status"
+    (checkpoint,) = (tmp_path / "stopped").glob("models/*/*/halving/halving.json")
+    assert len(json.loads(checkpoint.read_text())["finished"]) == 3
+    monkeypatch.setattr(hierarchical, "_scored_run", scored)
+    assert main(argv) == 0
+    (resumed,) = [json.loads(p.read_text())["settings"] for p in (tmp_path / "stopped").glob("models/*/*/history.json")]
+    assert resumed["selected"] == settings["selected"]
+    for a, b in zip(resumed["selection"]["per_rung"], selection["per_rung"]):
+        assert a["configurations"] == b["configurations"]
+        np.testing.assert_allclose(a["reconstruction"], b["reconstruction"], rtol=1e-5)
 
 
 def test_train_grid_keeps_the_run_the_paper_rule_selects(data_dir, tmp_path, capsys, monkeypatch):
@@ -418,6 +445,19 @@ def test_mimosa_finding_no_hierarchy_is_a_user_error(data_dir, tmp_path, capsys,
     _fails(capsys, [*common, "--set", "tau=-1", "--out", str(tmp_path / "m")], tmp_path, r"COFHAE: .*tau")
     _fails(capsys, ["train", "--dataset", DATASET, "--model", "AE", "--set", "latent_dim=0", "--data-dir", data_dir,
                     "--quiet", "--out", str(tmp_path / "m")], tmp_path, r"AE: .*latent_dim.*fix the --set value")
+
+
+def test_a_checkpoint_left_by_other_settings_is_a_user_error(data_dir, tmp_path, capsys, monkeypatch):
+    from hier_models import recipes
+    from hier_models.halving_checkpoint import CheckpointMismatch
+
+    def stale(*args, **kwargs):
+        raise CheckpointMismatch("checkpoint folder m/halving holds another selection (its rungs differ)")
+
+    monkeypatch.setattr(recipes, "fit_hierarchical", stale)
+    _fails(capsys, ["train", "--dataset", DATASET, "--model", "Hierarchical", "--halving", "--data-dir", data_dir,
+                    "--quiet", "--out", str(tmp_path / "m")], tmp_path,
+           r"holds another selection \(its rungs differ\); .*other settings left it: give another --out, or remove")
 
 
 def test_the_models_core_imports_neither_metrics_nor_matplotlib():

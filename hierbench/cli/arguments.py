@@ -127,7 +127,9 @@ def add_training_options(p, defaults) -> None:
                    help=f"{hierarchical}: the paper's selection over the same 27 configurations at about a fifth of "
                         "--grid's cost: successive halving (all 27 for 6%% of --epochs, the best third by the "
                         "paper's rule to 20%%, the best three to the end, on one learning-rate schedule), a progress "
-                        "bar per configuration; the report names the choice and shows the ranking")
+                        "bar per configuration; the report names the choice and shows the ranking. Each "
+                        "configuration is saved in the model's folder (halving/) as it finishes a rung: if the "
+                        "command stops, the same command again resumes the selection there")
     p.add_argument("--strategy", choices=constant("hier_models.distribute", "STRATEGIES"), default=None,
                    help="train on several devices with tf.distribute: mirrored (every GPU of this machine) or "
                         "multiworker (several machines, each running the same command, TF_CONFIG naming the cluster "

@@ -21,6 +21,7 @@ def _train(args) -> int:
     from hierbench.datasets import load_split, prepare, resolve_dataset
     from hierbench.files import check_writable
     from hierbench.models import save_training, train
+    from hierbench.run_folders import HALVING_CHECKPOINT
 
     # first: a multi-worker strategy configures its collectives before TensorFlow runs anything
     strategy = distribute.get_strategy(args.strategy)
@@ -39,8 +40,10 @@ def _train(args) -> int:
     data = load_split(prepare(dataset, args.data_dir), args.split, show_progress=not args.quiet)
     trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
                     batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
-                    show_progress=not args.quiet, grid=grid, rungs=rungs, strategy=args.strategy)
+                    show_progress=not args.quiet, grid=grid, rungs=rungs, strategy=args.strategy,
+                    checkpoint=out / HALVING_CHECKPOINT if args.halving else None)
     written = save_training(trained, out)
+    shutil.rmtree(out / HALVING_CHECKPOINT, ignore_errors=True)
     if not chief:
         shutil.rmtree(out, ignore_errors=True)
         print(f"{model} trained on {len(data)} examples of {dataset.name} as a worker; the chief wrote the model")
