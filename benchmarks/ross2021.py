@@ -296,9 +296,11 @@ class Study:
         save_keras(net, self.model_path(name, kept, seed))
         if model == SELECTED:  # every configuration's training, over the chunks it may have been resumed in
             trained = sum(sum(rung.seconds) for rung in chosen.rungs)
+        record = {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
+                  "seconds": trained}
+        if model == SELECTED:  # kept through scoring: a run stopped there resumes without training
             shutil.rmtree(checkpoint)
-        return {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
-                "seconds": trained}
+        return record
 
     def test_scores(self, name: str, net, hierarchy: Hierarchy | None, seed: int) -> dict:
         """Every metric of a trained model on the test split (``hierarchy``: its code

@@ -131,7 +131,6 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
                                 show_progress=show_progress, grid=grid, rungs=rungs, strategy=settings.strategy,
                                 checkpoint=out / folder / HALVING_CHECKPOINT if rungs else None)
                 save_training(trained, out / folder)
-                shutil.rmtree(out / folder / HALVING_CHECKPOINT, ignore_errors=True)
                 codes = encode(trained.model, test_split.observations, test_split.scale)
                 say(f"{label}: scoring {len(test_split)} test examples")
                 metrics = score(
@@ -142,6 +141,7 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
                 metrics.update(trained.mimosa_scores)
                 write_npy(out / folder / "codes.npy", codes)
                 write_json(out / folder / "metrics.json", metrics)
+                shutil.rmtree(out / folder / HALVING_CHECKPOINT, ignore_errors=True)  # kept until the entry is whole
                 record["entries"].append(dict(label=label, dataset=dataset.name, data=data.as_posix(), model=model,
                                               seed=seed, folder=folder.as_posix(), train_seconds=round(trained.seconds, 1)))
                 write_json(out / RECORD, record)

@@ -166,17 +166,15 @@ class _Stop(Exception):
 
 
 class _StopAtFit(keras.callbacks.Callback):
-    """Raises :class:`_Stop` as the ``at``-th ``fit`` of a selection begins (1-based)."""
-
-    fits = 0
+    """Raises :class:`_Stop` as the ``at``-th ``fit`` it is given to begins (1-based)."""
 
     def __init__(self, at):
         super().__init__()
-        self.at = at
+        self.at, self.fits = at, 0
 
     def on_train_begin(self, logs=None):
-        type(self).fits += 1
-        if type(self).fits == self.at:
+        self.fits += 1
+        if self.fits == self.at:
             raise _Stop
 
 
