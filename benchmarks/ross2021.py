@@ -18,8 +18,12 @@ Every finished run is appended to ``docs/results/ross2021.json`` at once, and a
 rerun skips the runs already there, so a killed study loses only the run in
 progress; a ``COFHAE-SH`` run (hours on Spaceshapes) checkpoints each configuration
 as it finishes a rung (``<stem>.COFHAE-SH-<setting>.halving/`` in the cache), so it
-resumes at the configuration it was on. MIMOSA runs come first (all datasets and restarts), then COFHAE and the
-baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
+resumes at the configuration it was on, and the smooth autoencoder and the baselines
+save their state at each epoch's end (``<stem>.autoencoder.backup/``,
+``<stem>.<model>.keras.backup/``), so they resume at the epoch they were on, to the
+same weights as an unbroken run (:class:`hier_models.training.ResumableFit`); a run's
+``seconds`` add up every chunk. MIMOSA runs come first (all datasets and restarts),
+then COFHAE and the baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
 ``--cache`` so that COFHAE reuses the restart of the same seed, and every trained
 model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
 inspection after the study.
@@ -54,7 +58,7 @@ from hier_models.hierarchical import PAPER_GRID, successive_halving, train_cofha
 from hier_models.progress import FitProgress
 from hier_models.recipes import score
 from hier_models.splits import SplitArrays
-from hier_models.training import fit_paper_schedule, training_dataset
+from hier_models.training import ResumableFit, fit_paper_schedule, training_dataset
 from hierbench.files import save_keras
 
 VARIANTS = ("inter", "slope", "both", "either")
@@ -200,14 +204,14 @@ class Study:
         if codes_file.exists():
             return np.load(codes_file), {}
         x = as_float(split(name, "train", self.sizes(name)[0], noise)[1] if noise else self.data(name)[0][1])
-        start = time.perf_counter()
         keras.utils.set_random_seed(seed)  # the weights' initialisation
         ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed)
+        resume = ResumableFit(self.stem(name, seed).with_suffix(f"{suffix}.autoencoder.backup"))
         fit_paper_schedule(ae, x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
-                           callbacks=self.progress("smooth autoencoder"))
+                           callbacks=self.progress("smooth autoencoder"), resume=resume)
         codes = ae.encode(training_dataset(x, None, self.args.batch_size, seed, shuffle=False))
         np.save(codes_file, codes)
-        return codes, {"seconds_autoencoder": time.perf_counter() - start}
+        return codes, {"seconds_autoencoder": resume.seconds}
 
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
@@ -248,6 +252,7 @@ class Study:
         train_x = as_float(train_x)
         gt = hier_datasets.ground_truth(name)
         extra, hierarchy = {}, None
+        kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
         start = time.perf_counter()
         if model == SELECTED:
@@ -289,13 +294,15 @@ class Study:
                 options = {**options, "discriminator_dtype": self.discriminator_dtype}
                 extra["discriminator_dtype"] = self.discriminator_dtype
             net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **options)
+            resume = ResumableFit(Path(f"{self.model_path(name, kept, seed)}.backup"))
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
-                               callbacks=self.progress(model))
+                               callbacks=self.progress(model), resume=resume)
         trained = time.perf_counter() - start
-        kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         save_keras(net, self.model_path(name, kept, seed))
         if model == SELECTED:  # every configuration's training, over the chunks it may have been resumed in
             trained = sum(sum(rung.seconds) for rung in chosen.rungs)
+        elif model not in COFHAE_VARIANTS:  # the same for a baseline
+            trained = resume.seconds
         record = {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
                   "seconds": trained}
         if model == SELECTED:  # kept through scoring: a run stopped there resumes without training

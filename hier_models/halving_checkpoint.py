@@ -24,12 +24,7 @@ import numpy as np
 
 from hier_models.distribute import in_scope
 
-__all__ = ["CheckpointMismatch", "HalvingCheckpoint", "ITERATORS_PER_EPOCH", "advance_shuffling", "digest"]
-
-#: iterators Keras 3's ``fit`` opens on a dataset of known length per epoch: one as the
-#: epoch starts and one when its batches run out (``keras.src.trainers.epoch_iterator``);
-#: each new iterator draws the next order of a seeded ``shuffle``
-ITERATORS_PER_EPOCH = 2
+__all__ = ["CheckpointMismatch", "HalvingCheckpoint", "digest"]
 
 
 class CheckpointMismatch(ValueError):
@@ -44,14 +39,6 @@ def digest(*arrays) -> str:
         h.update(f"{a.shape}{a.dtype}".encode())
         h.update(a.tobytes())
     return h.hexdigest()
-
-
-def advance_shuffling(dataset, epochs: int):
-    """``dataset`` (seeded ``shuffle`` with ``reshuffle_each_iteration``) moved on to the
-    data order that ``fit`` would use for epoch ``epochs`` (0-based)."""
-    for _ in range(ITERATORS_PER_EPOCH * epochs):
-        iter(dataset)
-    return dataset
 
 
 class HalvingCheckpoint:

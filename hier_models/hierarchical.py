@@ -44,9 +44,9 @@ from hier_models._mimosa import mimosa
 from hier_models.ae import AE
 from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.distribute import in_scope
-from hier_models.halving_checkpoint import HalvingCheckpoint, advance_shuffling, digest
+from hier_models.halving_checkpoint import HalvingCheckpoint, digest
 from hier_models.selection import paper_rule, rule_ranking
-from hier_models.training import fit_paper_schedule, input_scale, paper_learning_rate, training_dataset
+from hier_models.training import advance_shuffling, fit_paper_schedule, input_scale, paper_learning_rate, training_dataset
 
 __all__ = [
     "PAPER_GRID", "HalvingRung", "HalvingSelection", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical",

@@ -4,7 +4,8 @@
   integer images scaled to [0, 1] (:func:`input_scale`);
 - :func:`paper_learning_rate`: Adam's learning rate in Ross & Doshi-Velez (2021),
   appendix A.1: 1e-3, divided by 10 at 50% and by 100 at 75% of the steps;
-- :func:`fit_paper_schedule`: compile and fit any model of this package with it;
+- :func:`fit_paper_schedule`: compile and fit any model of this package with it, and
+  with a :class:`ResumableFit` continue a fit that was stopped, as if it never had;
 - :func:`encode`: the codes of arrays of observations, as stored.
 
 Every model of the package trains this way on non-Boxhead data (the Boxhead
@@ -13,7 +14,11 @@ protocol is :mod:`hier_models.protocols`), the whole hierarchical method include
 """
 from __future__ import annotations
 
+import json
 import math
+import os
+import time
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -21,7 +26,13 @@ import tensorflow as tf
 
 from hier_datasets.validation import check_seed
 
-__all__ = ["encode", "fit_paper_schedule", "input_scale", "paper_learning_rate", "training_dataset"]
+__all__ = ["ITERATORS_PER_EPOCH", "ResumableFit", "advance_shuffling", "encode", "fit_paper_schedule", "input_scale",
+           "paper_learning_rate", "training_dataset"]
+
+#: iterators Keras 3's ``fit`` opens on a dataset of known length per epoch: one as the
+#: epoch starts and one when its batches run out (``keras.src.trainers.epoch_iterator``);
+#: each new iterator draws the next order of a seeded ``shuffle``
+ITERATORS_PER_EPOCH = 2
 
 
 def paper_learning_rate(total_steps: int, initial: float = 1e-3):
@@ -82,20 +93,81 @@ def training_dataset(observations, targets=None, batch_size: int = 256, random_s
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
+def advance_shuffling(dataset, epochs: int):
+    """``dataset`` (seeded ``shuffle`` with ``reshuffle_each_iteration``) moved on to the
+    data order that ``fit`` would use for epoch ``epochs`` (0-based)."""
+    for _ in range(ITERATORS_PER_EPOCH * epochs):
+        iter(dataset)
+    return dataset
+
+
+class ResumableFit(keras.callbacks.BackupAndRestore):
+    """Keras's ``BackupAndRestore`` for :func:`fit_paper_schedule`: at each epoch's end
+    the model's weights, its optimisers' states (the step count included, so the
+    learning-rate schedule and per-step draws continue) and the epoch are saved in
+    ``folder``; a later fit with a callback on the same folder starts there, and the
+    folder is removed when a fit finishes. It also counts the seconds trained over
+    every fit it resumed: :attr:`seconds`.
+    """
+
+    def __init__(self, folder):
+        super().__init__(str(folder), double_checkpoint=True)
+        self.folder = Path(folder)
+        self.seconds = self._state().get("seconds", 0.0)
+        self._start = None
+
+    def _state(self) -> dict:
+        path = Path(self._training_metadata_path)
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    @property
+    def epochs_done(self) -> int:
+        """The epochs a stopped fit finished and saved here (0 for a new folder)."""
+        return self._state().get("epoch", 0)
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self.seconds = self._state().get("seconds", 0.0)
+        self._start = time.perf_counter()
+
+    def _elapsed(self) -> float:
+        return self.seconds + time.perf_counter() - self._start
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(epoch, logs)  # the weights, then the epoch, as Keras writes them
+        state = {**self._state(), "seconds": self._elapsed()}
+        partial = Path(f"{self._training_metadata_path}.partial")
+        partial.write_text(json.dumps(state))
+        os.replace(partial, self._training_metadata_path)
+
+    def on_train_end(self, logs=None):
+        self.seconds = self._elapsed()
+        super().on_train_end(logs)
+
+
 def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
-                       verbose: int = 0, callbacks=None, scale: float | None = None, **compile_options):
+                       verbose: int = 0, callbacks=None, scale: float | None = None, resume: ResumableFit | None = None,
+                       **compile_options):
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
     ``epochs`` epochs (and ``compile_options``, e.g. a ``discriminator_optimizer``) and
     fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
     the History. ``batch_size`` is the global batch
     when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
-    shuffles the examples."""
+    shuffles the examples.
+
+    With ``resume`` (a :class:`ResumableFit`), the fit saves its state at each epoch's
+    end, and a fit stopped in between and called again with the same arguments and a
+    callback on the same folder trains only the epochs left, on the same data order, to
+    the same weights as an unbroken fit; the History then holds those epochs only."""
     x = np.asarray(observations)
     dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
     with model.distribute_strategy.scope():  # the optimiser beside the model's variables
         optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
     model.compile(optimizer=optimizer, **compile_options)
+    if resume is not None:
+        advance_shuffling(dataset, resume.epochs_done)
+        callbacks = [resume, *(callbacks or [])]
     return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)
 
 

@@ -109,6 +109,39 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     assert out.read_text() == before
 
 
+class _StopAtEpoch(keras.callbacks.Callback):
+    """Stops a study (KeyboardInterrupt, as Ctrl-C would) when epoch 1 of ``stage`` begins."""
+
+    def __init__(self, stage):
+        super().__init__()
+        self.stage = stage
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == 1:
+            raise KeyboardInterrupt(self.stage)
+
+
+def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stopped(ross2021, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "0", "--model-seeds", "0", "--models", "AE",
+            "--train-size", "512", "--test-size", "256", "--epochs", "2", "--interventional-points", "100",
+            "--out", str(tmp_path / "ross.json"), "--cache", str(cache), "--quiet"]
+    progress = ross2021.Study.progress
+    for stage, backup in [("smooth autoencoder", "s0.autoencoder.backup"), ("AE", "s0.AE.keras.backup")]:
+        monkeypatch.setattr(ross2021.Study, "progress", lambda self, name: (
+            [_StopAtEpoch(name)] if name == stage else progress(self, name)))
+        with pytest.raises(KeyboardInterrupt, match=stage):
+            ross2021.main(argv)
+        saved = json.loads((cache / f"chopsticks-depth2_inter-n512-e2-{backup}" / "training_metadata.json").read_text())
+        assert saved["epoch"] == 1 and saved["seconds"] > 0
+    monkeypatch.setattr(ross2021.Study, "progress", progress)
+    ross2021.main(argv)
+    mimosa, ae = json.loads((tmp_path / "ross.json").read_text())
+    assert (mimosa["model"], ae["model"]) == ("MIMOSA", "AE")
+    assert mimosa["seconds_autoencoder"] > 0 and ae["seconds"] > 0
+    assert not list(cache.glob("*.backup")), "a finished run leaves no backup behind"
+
+
 def test_ross2021_shows_the_straight_through_column_once_it_has_a_run(ross2021):
     base = dict(dataset="spaceshapes", train_size=54000, epochs=50, seed=0)
     records = [{**base, "model": "COFHAE", "r4c": 0.441, "r4": 0.489}]
