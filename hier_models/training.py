@@ -112,7 +112,6 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def __init__(self, folder):
         super().__init__(str(folder), double_checkpoint=True)
-        self.folder = Path(folder)
         self.seconds = self._state().get("seconds", 0.0)
         self._start = None
 
