@@ -44,12 +44,13 @@ def models(hierarchy, width: int, dtype):
     }
 
 
-def seconds_per_step(build, data, steps: int) -> float:
-    """Seconds per training step of a fresh model, after one warm-up window (tracing)."""
+def seconds_per_step(build, data, steps: int, **compile_options) -> float:
+    """Seconds per training step of a fresh model, after one warm-up window (tracing);
+    ``compile_options`` (e.g. ``steps_per_execution``) go to ``compile``."""
     import keras
 
     model = build()
-    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(10 * steps)))
+    model.compile(optimizer=keras.optimizers.Adam(paper_learning_rate(10 * steps)), **compile_options)
     model.fit(data.take(steps // 4), verbose=0)
     start = time.perf_counter()
     model.fit(data.take(steps), verbose=0)

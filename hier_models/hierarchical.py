@@ -46,7 +46,14 @@ from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.distribute import in_scope
 from hier_models.halving_checkpoint import HalvingCheckpoint, digest
 from hier_models.selection import paper_rule, rule_ranking
-from hier_models.training import advance_shuffling, fit_paper_schedule, input_scale, paper_learning_rate, training_dataset
+from hier_models.training import (
+    STEPS_PER_EXECUTION,
+    advance_shuffling,
+    fit_paper_schedule,
+    input_scale,
+    paper_learning_rate,
+    training_dataset,
+)
 
 __all__ = [
     "PAPER_GRID", "HalvingRung", "HalvingSelection", "HierarchicalFit", "HierarchicalRun", "fit_hierarchical",
@@ -342,7 +349,7 @@ def successive_halving(
         # each model its own copy of a given discriminator optimiser
         own = None if discriminator_optimizer is None else type(discriminator_optimizer).from_config(
             discriminator_optimizer.get_config())
-        model.compile(optimizer=optimizer, discriminator_optimizer=own)
+        model.compile(optimizer=optimizer, discriminator_optimizer=own, steps_per_execution=STEPS_PER_EXECUTION)
         return model, data
 
     models, datasets, histories = {}, {}, {}

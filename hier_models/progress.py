@@ -55,17 +55,20 @@ class FitProgress(keras.callbacks.Callback):
         self._bar = progress(total=total, enabled=self.enabled, desc=f"training {stage}", unit=self.unit)
 
     def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_steps = 0
         if self.unit == "epoch" and self._bar.n == 0 and epoch > 0:  # a fit that continues from initial_epoch
             self._bar.update(epoch)
 
-    def _advance(self, logs):
+    def _advance(self, logs, by: int = 1):
         if logs and "loss" in logs:
             self._bar.set_postfix(loss=f"{float(logs['loss']):.4g}", refresh=False)
-        self._bar.update(1)
+        self._bar.update(by)
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.unit == "step":
-            self._advance(logs)
+        if self.unit == "step":  # ``batch``: the call's last step (Keras may name one past the epoch's end)
+            done = min(batch + 1, self.params.get("steps") or batch + 1)
+            self._advance(logs, done - self._epoch_steps)
+            self._epoch_steps = done
 
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():

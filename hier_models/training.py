@@ -26,13 +26,19 @@ import tensorflow as tf
 
 from hier_datasets.validation import check_seed
 
-__all__ = ["ITERATORS_PER_EPOCH", "ResumableFit", "advance_shuffling", "encode", "fit_paper_schedule", "input_scale",
-           "paper_learning_rate", "training_dataset"]
+__all__ = ["ITERATORS_PER_EPOCH", "STEPS_PER_EXECUTION", "ResumableFit", "advance_shuffling", "encode",
+           "fit_paper_schedule", "input_scale", "paper_learning_rate", "training_dataset"]
 
 #: iterators Keras 3's ``fit`` opens on a dataset of known length per epoch: one as the
 #: epoch starts and one when its batches run out (``keras.src.trainers.epoch_iterator``);
 #: each new iterator draws the next order of a seeded ``shuffle``
 ITERATORS_PER_EPOCH = 2
+
+#: training steps per traced call (Keras's ``steps_per_execution``) in every fit of this
+#: module and of :mod:`hier_models.hierarchical`: the per-call overhead is paid once per
+#: this many steps, and the weights are the same, bit for bit, as with one step per call
+#: (``tests/test_reproducibility.py``; timed in ``benchmarks/steps_per_execution.py``)
+STEPS_PER_EXECUTION = 32
 
 
 def paper_learning_rate(total_steps: int, initial: float = 1e-3):
@@ -150,7 +156,8 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
     """Compile ``model`` with Adam on :func:`paper_learning_rate` over all the steps of
     ``epochs`` epochs (and ``compile_options``, e.g. a ``discriminator_optimizer``) and
     fit it on :func:`training_dataset` (``scale``: see :func:`input_scale`); returns
-    the History. ``batch_size`` is the global batch
+    the History; :data:`STEPS_PER_EXECUTION` steps run per call unless
+    ``compile_options`` say otherwise. ``batch_size`` is the global batch
     when ``model`` was built in a ``tf.distribute`` strategy's scope; ``random_state``
     shuffles the examples.
 
@@ -163,7 +170,7 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
     steps = math.ceil(len(x) / batch_size) * epochs
     with model.distribute_strategy.scope():  # the optimiser beside the model's variables
         optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
-    model.compile(optimizer=optimizer, **compile_options)
+    model.compile(optimizer=optimizer, **{"steps_per_execution": STEPS_PER_EXECUTION, **compile_options})
     if resume is not None:
         advance_shuffling(dataset, resume.epochs_done)
         callbacks = [resume, *(callbacks or [])]

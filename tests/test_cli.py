@@ -496,14 +496,15 @@ def test_mimosa_tells_no_hierarchy_from_a_bad_setting():
         check_hyperparameters(1000, 4, neighbours=5)
 
 
-@pytest.mark.parametrize("unit, ticks", [("epoch", 2), ("step", 6)])
-def test_fit_progress_counts_its_unit_and_keeps_each_stages_history(unit, ticks):
+@pytest.mark.parametrize("unit, ticks, per_call", [("epoch", 2, 1), ("step", 6, 1), ("step", 6, 2), ("step", 6, 5)])
+def test_fit_progress_counts_its_unit_and_keeps_each_stages_history(unit, ticks, per_call):
+    """The step bar counts every step, also when a call runs several (``per_call``)."""
     import keras
 
     from hier_models.progress import FitProgress
 
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse")
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=per_call)
     x, y = np.zeros((12, 2), np.float32), np.ones((12, 1), np.float32)
     callback = FitProgress(["first"], unit=unit)
     for _ in range(2):

@@ -19,7 +19,7 @@ import hier_datasets
 import hier_models
 from conftest import CLI_DATASET
 from hier_models.cofhae import targets_from_factors
-from hier_models.training import ResumableFit, fit_paper_schedule
+from hier_models.training import STEPS_PER_EXECUTION, ResumableFit, fit_paper_schedule
 from hierbench.cli import main
 
 GROUND_TRUTH = hier_datasets.ground_truth("chopsticks/depth2_inter")
@@ -38,14 +38,14 @@ CASES = [
 ]
 
 
-def _train(cls, kwargs, seed):
+def _train(cls, kwargs, seed, **compile_options):
     """Weights before and after two epochs of 3 steps (reshuffled in between) with the
     paper's schedule, seeded as ``hierbench train`` seeds them."""
     targets = targets_from_factors(GROUND_TRUTH.hierarchy, FACTORS) if cls is hier_models.COFHAE else None
     keras.utils.set_random_seed(seed)
     model = cls(SERIES.shape[1:], random_state=seed, **kwargs)
     initial = [np.array(v) for v in model.variables]
-    fit_paper_schedule(model, SERIES, targets, epochs=2, batch_size=32, random_state=seed)
+    fit_paper_schedule(model, SERIES, targets, epochs=2, batch_size=32, random_state=seed, **compile_options)
     assert model.step == 6
     return initial, [np.array(v) for v in model.variables]
 
@@ -60,6 +60,18 @@ def test_same_seed_same_weights(cls, kwargs):
     # the comparison can fail: training moved every weight matrix
     matrices = [(a, b) for a, b in zip(initial, first) if a.ndim == 2]
     assert matrices and all(not np.array_equal(a, b) for a, b in matrices)
+
+
+@pytest.mark.parametrize("cls, kwargs", [CASES[1], CASES[3], CASES[6]], ids=["VAE", "FactorVAE", "COFHAE"])
+def test_several_steps_per_call_train_to_the_same_weights_as_one(cls, kwargs):
+    """``fit_paper_schedule`` runs ``STEPS_PER_EXECUTION`` steps per call (here more
+    than an epoch's 3), and 2 per call splits each epoch unevenly: both train to the
+    weights of one step per call, bit for bit."""
+    assert STEPS_PER_EXECUTION > 3
+    _, one = _train(cls, kwargs, 3, steps_per_execution=1)
+    for compile_options in ({}, {"steps_per_execution": 2}):
+        _, several = _train(cls, kwargs, 3, **compile_options)
+        assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(one, several, strict=True))
 
 
 def test_another_seed_other_weights():
