@@ -24,11 +24,20 @@ import numpy as np
 
 from hier_models.distribute import in_scope
 
-__all__ = ["CheckpointMismatch", "HalvingCheckpoint", "digest"]
+__all__ = ["CheckpointMismatch", "HalvingCheckpoint", "check_identity", "digest"]
 
 
 class CheckpointMismatch(ValueError):
-    """A checkpoint folder that holds another selection, or other files."""
+    """A checkpoint folder that holds another run, or other files."""
+
+
+def check_identity(folder, identity: dict, saved: dict, what: str = "selection") -> None:
+    """Raise :class:`CheckpointMismatch` naming the keys where a checkpoint ``folder``'s
+    ``saved`` identity and this run's ``identity`` (both JSON-able dicts) differ."""
+    differ = sorted(k for k in identity.keys() | saved.keys() if identity.get(k) != saved.get(k))
+    if differ:
+        raise CheckpointMismatch(f"checkpoint folder {folder} holds another {what} (its {', '.join(differ)} differ); "
+                                 "pass a new folder, or empty this one to start over")
 
 
 def digest(*arrays) -> str:
@@ -58,11 +67,7 @@ class HalvingCheckpoint:
         self.finished: dict[str, dict] = {}
         if self.path.exists():
             state = json.loads(self.path.read_text())
-            differ = sorted(k for k in self.identity.keys() | state["identity"].keys()
-                            if self.identity.get(k) != state["identity"].get(k))
-            if differ:
-                raise CheckpointMismatch(f"checkpoint folder {self.folder} holds another selection (its {', '.join(differ)} "
-                                 "differ); pass a new folder, or empty this one to start over")
+            check_identity(self.folder, self.identity, state["identity"])
             self.finished = state["finished"]
         elif self.folder.exists() and any(self.folder.iterdir()):
             raise CheckpointMismatch(f"checkpoint folder {self.folder} is not empty and holds no halving.json; "

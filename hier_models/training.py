@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from hier_datasets.validation import check_seed
+from hier_models.halving_checkpoint import check_identity, digest
 
 __all__ = ["ITERATORS_PER_EPOCH", "STEPS_PER_EXECUTION", "ResumableFit", "advance_shuffling", "encode",
            "fit_paper_schedule", "input_scale", "paper_learning_rate", "training_dataset"]
@@ -113,13 +114,25 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     learning-rate schedule and per-step draws continue) and the epoch are saved in
     ``folder``; a later fit with a callback on the same folder starts there, and the
     folder is removed when a fit finishes. It also counts the seconds trained over
-    every fit it resumed: :attr:`seconds`.
+    every fit it resumed: :attr:`seconds`. :func:`fit_paper_schedule` ties the folder
+    to its fit (:meth:`claim`), so a folder saved by another fit is refused, not resumed.
     """
 
     def __init__(self, folder):
         super().__init__(str(folder), double_checkpoint=True)
         self.seconds = self._state().get("seconds", 0.0)
+        self.identity = None
         self._start = None
+
+    def claim(self, identity: dict) -> None:
+        """Tie the folder to the fit that ``identity`` (a JSON-able dict) describes; a
+        folder saved by a fit with another identity raises
+        :class:`~hier_models.halving_checkpoint.CheckpointMismatch` (a ``ValueError``)
+        naming what differs."""
+        self.identity = json.loads(json.dumps(identity, default=str))
+        saved = self._state().get("identity")
+        if saved is not None:
+            check_identity(self.backup_dir, self.identity, saved, what="fit")
 
     def _state(self) -> dict:
         path = Path(self._training_metadata_path)
@@ -140,7 +153,7 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch, logs)  # the weights, then the epoch, as Keras writes them
-        state = {**self._state(), "seconds": self._elapsed()}
+        state = {**self._state(), "seconds": self._elapsed(), "identity": self.identity}
         partial = Path(f"{self._training_metadata_path}.partial")
         partial.write_text(json.dumps(state))
         os.replace(partial, self._training_metadata_path)
@@ -164,7 +177,9 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
     With ``resume`` (a :class:`ResumableFit`), the fit saves its state at each epoch's
     end, and a fit stopped in between and called again with the same arguments and a
     callback on the same folder trains only the epochs left, on the same data order, to
-    the same weights as an unbroken fit; the History then holds those epochs only."""
+    the same weights as an unbroken fit; the History then holds those epochs only. A
+    folder saved by a fit with another model configuration, schedule, seed, data or
+    compile options is refused (:meth:`ResumableFit.claim`)."""
     x = np.asarray(observations)
     dataset = training_dataset(x, targets, batch_size, random_state, scale=scale)
     steps = math.ceil(len(x) / batch_size) * epochs
@@ -172,6 +187,12 @@ def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_
         optimizer = keras.optimizers.Adam(paper_learning_rate(steps))
     model.compile(optimizer=optimizer, **{"steps_per_execution": STEPS_PER_EXECUTION, **compile_options})
     if resume is not None:
+        config = {k: v for k, v in model.get_config().items() if k != "name"}  # Keras numbers unnamed models
+        resume.claim({"model": type(model).__name__, "config": config, "epochs": epochs,
+                      "batch_size": batch_size, "random_state": check_seed(random_state), "scale": scale,
+                      "data": digest(x, *(() if targets is None else (targets,))),
+                      "compile": {k: v.get_config() if hasattr(v, "get_config") else v
+                                  for k, v in compile_options.items() if k != "steps_per_execution"}})
         advance_shuffling(dataset, resume.epochs_done)
         callbacks = [resume, *(callbacks or [])]
     return model.fit(dataset, epochs=epochs, verbose=verbose, callbacks=callbacks)

@@ -19,6 +19,7 @@ import hier_datasets
 import hier_models
 from conftest import CLI_DATASET
 from hier_models.cofhae import targets_from_factors
+from hier_models.halving_checkpoint import CheckpointMismatch
 from hier_models.training import STEPS_PER_EXECUTION, ResumableFit, fit_paper_schedule
 from hierbench.cli import main
 
@@ -114,6 +115,10 @@ def test_a_stopped_fit_resumes_to_the_weights_of_an_unbroken_one(cls, kwargs, tm
     first_chunk = ResumableFit(tmp_path / "backup")
     assert first_chunk.epochs_done == 2 and first_chunk.seconds > 0
     shutil.copytree(tmp_path / "backup", tmp_path / "copy")
+    # a folder saved by another fit is refused and left as it was
+    with pytest.raises(CheckpointMismatch, match=r"another fit \(its epochs differ\)"):
+        _fit(cls, kwargs, epochs=5, resume=ResumableFit(tmp_path / "backup"))
+    assert ResumableFit(tmp_path / "backup").epochs_done == 2
     resume = ResumableFit(tmp_path / "backup")
     resumed, history = _fit(cls, kwargs, resume=resume)
     assert resumed.step == whole.step == 12
