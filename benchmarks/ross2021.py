@@ -254,16 +254,15 @@ class Study:
         extra, hierarchy = {}, None
         kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
-        start = time.perf_counter()
         if model == SELECTED:
             hierarchy, assignments, extra = self.cached_mimosa(name, seed)
-            start = time.perf_counter()
             options = self.discriminator_options()
             checkpoint = self.halving_folder(name, seed)
             chosen = successive_halving(train_x, hierarchy, assignments, grid=PAPER_GRID, rungs=self.args.rungs,
                                         batch_size=self.args.batch_size, random_state=seed, checkpoint=checkpoint,
                                         callbacks=lambda label: self.progress(f"{model} {label}"), **options)
             net = chosen.model
+            trained = sum(sum(rung.seconds) for rung in chosen.rungs)  # over every chunk it was resumed in
             steps_per_epoch = math.ceil(len(train_x) / self.args.batch_size)
             extra.update(
                 selection={"rule": "paper (lowest L_x among the lowest-L_a third of 27)", "schedule": "successive halving",
@@ -283,6 +282,7 @@ class Study:
                                batch_size=self.args.batch_size, random_state=seed,
                                discriminator_dtype=self.discriminator_dtype,
                                decoder_assignments=decoder_assignments, callbacks=self.progress(model)).model
+            trained = time.perf_counter() - start
             extra["discriminator_dtype"] = self.discriminator_dtype
             extra["decoder_assignments"] = decoder_assignments
             extra["learned_hierarchy"] = hierarchy.to_json()
@@ -297,12 +297,8 @@ class Study:
             resume = ResumableFit(Path(f"{self.model_path(name, kept, seed)}.backup"))
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
                                callbacks=self.progress(model), resume=resume)
-        trained = time.perf_counter() - start
+            trained = resume.seconds  # over every chunk it was resumed in
         save_keras(net, self.model_path(name, kept, seed))
-        if model == SELECTED:  # every configuration's training, over the chunks it may have been resumed in
-            trained = sum(sum(rung.seconds) for rung in chosen.rungs)
-        elif model not in COFHAE_VARIANTS:  # the same for a baseline
-            trained = resume.seconds
         record = {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
                   "seconds": trained}
         if model == SELECTED:  # kept through scoring: a run stopped there resumes without training
