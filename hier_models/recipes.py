@@ -50,7 +50,7 @@ from hier_models.registry import (
     resolve_model,
 )
 from hier_models.splits import SplitArrays
-from hier_models.training import encode, fit_paper_schedule, training_dataset
+from hier_models.training import ResumableFit, encode, fit_paper_schedule, training_dataset
 
 __all__ = [
     "ARRAY_METRICS",
@@ -305,7 +305,11 @@ def train(
     (:func:`~hier_models.hierarchical.halving_rungs`), the grid runs as successive
     halving, and ``settings["selection"]`` holds its rungs and ranking; ``checkpoint``
     (a folder) makes that selection resumable
-    (:func:`~hier_models.hierarchical.successive_halving`). ``strategy``
+    (:func:`~hier_models.hierarchical.successive_halving`), and the fit of a flat or
+    ladder model on non-Boxhead data resumable by epoch
+    (:class:`~hier_models.training.ResumableFit`): called again with the same
+    arguments, a stopped call trains only the epochs left, to the same weights, and
+    the history and seconds cover every epoch. ``strategy``
     (``"mirrored"`` or ``"multiworker"``, see :func:`hier_models.distribute.get_strategy`)
     splits each global batch of ``batch_size`` rows over the strategy's replicas.
     ``random_state`` (an integer seed) seeds the weights, the shuffling and the noise.
@@ -321,8 +325,9 @@ def train(
         raise SettingsError(str(err)) from err
     options = check_options(model_name, options or {})
     _check_grid(model_name, grid)
-    if checkpoint is not None and rungs is None:
-        raise SettingsError("a checkpoint folder resumes a successive-halving selection; give rungs (and grid) too")
+    if checkpoint is not None and rungs is None and (model_name == HIERARCHICAL or data.family == "boxhead"):
+        raise SettingsError("a checkpoint folder resumes a successive-halving selection or a fit of a flat or "
+                            "ladder model on non-Boxhead data; give rungs (and grid) too, or no checkpoint")
     for what, value in (("epochs", epochs), ("batch size", batch_size)):
         if value < 1:
             raise SettingsError(f"{what} must be at least 1, got {value}")
@@ -356,14 +361,17 @@ def train(
     with distribute.in_scope(scope):
         model = _flat_model(model_name, data, latent_dim=latent_dim, seed=seed, options=options)
     callback = FitProgress([model_name], enabled=show_progress)
+    resume = None if checkpoint is None else ResumableFit(checkpoint)
     if boxhead:
         model.compile(optimizer=protocols.boxhead_optimizer())
         model.fit(training_dataset(data.observations, None, batch_size, seed, scale=data.scale), epochs=epochs,
                   verbose=0, callbacks=[callback])
     else:
         fit_paper_schedule(model, data.observations, epochs=epochs, batch_size=batch_size, random_state=seed,
-                           callbacks=[callback], scale=data.scale)
+                           callbacks=[callback], scale=data.scale, resume=resume)
     settings.update(latent_dim=int(model.latent_dim), model_options=jsonable(options))
+    if resume is not None:  # the epochs and seconds of every call it took
+        return TrainingRecord(model_name, model, settings, {model_name: resume.history}, resume.seconds)
     return TrainingRecord(model_name, model, settings, callback.history, time.perf_counter() - start)
 
 

@@ -113,14 +113,17 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     the model's weights, its optimisers' states (the step count included, so the
     learning-rate schedule and per-step draws continue) and the epoch are saved in
     ``folder``; a later fit with a callback on the same folder starts there, and the
-    folder is removed when a fit finishes. It also counts the seconds trained over
-    every fit it resumed: :attr:`seconds`. :func:`fit_paper_schedule` ties the folder
+    folder is removed when a fit finishes. It also keeps what Keras's ``History`` of one
+    fit cannot, over every fit it resumed: the seconds trained (:attr:`seconds`) and
+    each epoch's logs (:attr:`history`). :func:`fit_paper_schedule` ties the folder
     to its fit (:meth:`claim`), so a folder saved by another fit is refused, not resumed.
     """
 
     def __init__(self, folder):
         super().__init__(str(folder), double_checkpoint=True)
         self.seconds = self._state().get("seconds", 0.0)
+        #: metric name -> its value at each epoch's end, the stopped fits' epochs first
+        self.history: dict[str, list[float]] = self._state().get("history", {})
         self.identity = None
         self._start = None
 
@@ -145,7 +148,8 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
-        self.seconds = self._state().get("seconds", 0.0)
+        saved = self._state()
+        self.seconds, self.history = saved.get("seconds", 0.0), saved.get("history", {})
         self._start = time.perf_counter()
 
     def _elapsed(self) -> float:
@@ -153,7 +157,9 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch, logs)  # the weights, then the epoch, as Keras writes them
-        state = {**self._state(), "seconds": self._elapsed(), "identity": self.identity}
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(float(value))
+        state = {**self._state(), "seconds": self._elapsed(), "identity": self.identity, "history": self.history}
         partial = Path(f"{self._training_metadata_path}.partial")
         partial.write_text(json.dumps(state))
         os.replace(partial, self._training_metadata_path)

@@ -19,7 +19,7 @@ from hierbench.errors import CommandError
 from hierbench.files import check_writable, write_json, write_npy
 from hierbench.models import save_training, train
 from hierbench.report import report_run
-from hierbench.run_folders import HALVING_CHECKPOINT, RECORD, model_folder, write_data
+from hierbench.run_folders import HALVING_CHECKPOINT, RECORD, checkpoint_folder, model_folder, write_data
 from hierbench.settings import RunSettings
 
 __all__ = ["KERNEL_VARIABLES", "environment", "run"]
@@ -129,7 +129,7 @@ def _run_settings(settings: RunSettings, show_progress: bool, log) -> tuple[dict
                 trained = train(model, train_split, epochs=settings.epochs, autoencoder_epochs=settings.autoencoder_epochs,
                                 batch_size=settings.batch_size, seed=seed, options=settings.options.get(model, {}),
                                 show_progress=show_progress, grid=grid, rungs=rungs, strategy=settings.strategy,
-                                checkpoint=out / folder / HALVING_CHECKPOINT if rungs else None)
+                                checkpoint=checkpoint_folder(out / folder, model, train_split.family, bool(rungs)))
                 save_training(trained, out / folder)
                 codes = encode(trained.model, test_split.observations, test_split.scale)
                 say(f"{label}: scoring {len(test_split)} test examples")

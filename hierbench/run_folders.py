@@ -11,7 +11,9 @@ A run folder holds::
                                       method also smooth_autoencoder.keras,
                                       hierarchy.json, assignments.npy, initial_codes.npy;
                                       while --halving selects, halving/ (its
-                                      checkpoint: the same command again resumes it)
+                                      checkpoint: the same command again resumes it);
+                                      while a flat or ladder model trains on
+                                      non-Boxhead data, backup/ (its fit by epoch, the same)
     metrics.json, summary.md, report.html, *.png    the report
 
 Every file is written atomically, so an interrupted command leaves no partial file,
@@ -27,18 +29,22 @@ import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
 from hier_models.recipes import code_hierarchy
+from hier_models.registry import HIERARCHICAL
 from hier_models.splits import SplitArrays
 from hierbench.errors import CommandError
 from hierbench.figures import RunEntry
 from hierbench.files import write_npz
 from hierbench.models import load_model
 
-__all__ = ["HALVING_CHECKPOINT", "RECORD", "data_file", "load_run", "model_folder", "read_record", "write_data"]
+__all__ = ["FIT_BACKUP", "HALVING_CHECKPOINT", "RECORD", "checkpoint_folder", "data_file", "load_run", "model_folder",
+           "read_record", "write_data"]
 
 #: the run's settings and entries, beside the report
 RECORD = "run.json"
 #: a model folder's checkpoint of a successive-halving selection, removed once the model is saved
 HALVING_CHECKPOINT = "halving"
+#: a model folder's backup of a flat or ladder model's fit, by epoch, removed when the fit ends
+FIT_BACKUP = "backup"
 #: what every model folder of a finished entry holds
 ENTRY_FILES = ("model.keras", "codes.npy", "metrics.json")
 
@@ -50,6 +56,18 @@ def _slug(dataset: str) -> str:
 def model_folder(dataset: str, model: str, seed: int) -> Path:
     """The folder of one trained model on ``dataset`` (its name), relative to the run folder."""
     return Path("models") / _slug(dataset) / f"{model}-seed{seed}"
+
+
+def checkpoint_folder(folder: Path, model: str, family: str, halving: bool) -> Path | None:
+    """Where training ``model`` into the model ``folder`` keeps what lets the same
+    command resume it (``hier_models.recipes.train``'s ``checkpoint``): the selection's
+    checkpoint with ``halving``; else, on a dataset ``family`` other than Boxhead, a flat
+    or ladder model's fit backup; else None (that training restarts)."""
+    if halving:
+        return Path(folder) / HALVING_CHECKPOINT
+    if model == HIERARCHICAL or family == "boxhead":
+        return None
+    return Path(folder) / FIT_BACKUP
 
 
 def data_file(dataset: str) -> Path:

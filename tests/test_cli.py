@@ -148,6 +148,46 @@ def test_train_then_evaluate_a_saved_model(data_dir, tmp_path, capsys):
         assert math.isfinite(result[name]), name
 
 
+def test_a_stopped_train_resumes_at_the_epoch_it_stopped(data_dir, tmp_path, monkeypatch):
+    """Ctrl-C as epoch 2 of 3 begins leaves backup/ in --out; the same command trains
+    the last epoch only, to the unbroken command's losses and weights, and leaves no backup."""
+    import keras
+
+    from hier_models.progress import FitProgress
+
+    def train(out: Path) -> list[str]:
+        return ["train", "--dataset", DATASET, "--model", "betatcvae", "--epochs", "3", "--set", "hidden_units=[32]",
+                "--data-dir", data_dir, "--out", str(out), "--quiet"]
+
+    assert main(train(tmp_path / "whole")) == 0
+    begin = FitProgress.on_epoch_begin
+
+    def stop_at_epoch_2(self, epoch, logs=None):
+        if epoch == 2:
+            raise KeyboardInterrupt
+        begin(self, epoch, logs)
+
+    monkeypatch.setattr(FitProgress, "on_epoch_begin", stop_at_epoch_2)
+    assert main(train(tmp_path / "stopped")) == 130, "Ctrl-C's exit status"
+    assert (tmp_path / "stopped" / "backup").is_dir() and not (tmp_path / "stopped" / "model.keras").exists()
+    begun = []
+
+    def count(self, epoch, logs=None):
+        begun.append(epoch)
+        begin(self, epoch, logs)
+
+    monkeypatch.setattr(FitProgress, "on_epoch_begin", count)
+    assert main(train(tmp_path / "stopped")) == 0
+    assert begun == [2], "only the epoch left is trained"
+    assert not (tmp_path / "stopped" / "backup").exists()
+    whole, resumed = (json.loads((tmp_path / name / "history.json").read_text()) for name in ("whole", "stopped"))
+    assert len(resumed["history"]["BetaTCVAE"]["loss"]) == 3
+    np.testing.assert_allclose(resumed["history"]["BetaTCVAE"]["loss"], whole["history"]["BetaTCVAE"]["loss"], rtol=1e-5)
+    weights = [keras.models.load_model(tmp_path / name / "model.keras").get_weights() for name in ("whole", "stopped")]
+    for a, b in zip(*weights, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def _test_factors(data_dir) -> np.ndarray:
     """The test split's factors in the order the help documents for --codes."""
     ds = tfds.load(DATASET, split="test", shuffle_files=False, data_dir=data_dir)

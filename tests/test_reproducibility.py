@@ -126,6 +126,8 @@ def test_a_stopped_fit_resumes_to_the_weights_of_an_unbroken_one(cls, kwargs, tm
     for a, b in zip(whole.get_weights(), resumed.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert resume.seconds > first_chunk.seconds
+    assert resume.history["loss"] == pytest.approx(first_chunk.history["loss"] + history.history["loss"])
+    assert resume.history["loss"] == pytest.approx(whole_history.history["loss"], rel=1e-5)
     assert not (tmp_path / "backup").exists(), "a finished fit leaves no backup behind"
     # Keras's own BackupAndRestore restores the weights but not the data order: the
     # comparison above can fail

@@ -21,7 +21,7 @@ def _train(args) -> int:
     from hierbench.datasets import load_split, prepare, resolve_dataset
     from hierbench.files import check_writable
     from hierbench.models import save_training, train
-    from hierbench.run_folders import HALVING_CHECKPOINT
+    from hierbench.run_folders import HALVING_CHECKPOINT, checkpoint_folder
 
     # first: a multi-worker strategy configures its collectives before TensorFlow runs anything
     strategy = distribute.get_strategy(args.strategy)
@@ -41,7 +41,7 @@ def _train(args) -> int:
     trained = train(model, data, epochs=args.epochs, autoencoder_epochs=args.autoencoder_epochs,
                     batch_size=args.batch_size, seed=args.seed, latent_dim=args.latent_dim, options=settings,
                     show_progress=not args.quiet, grid=grid, rungs=rungs, strategy=args.strategy,
-                    checkpoint=out / HALVING_CHECKPOINT if args.halving else None)
+                    checkpoint=checkpoint_folder(out, model, data.family, args.halving))
     written = save_training(trained, out)
     shutil.rmtree(out / HALVING_CHECKPOINT, ignore_errors=True)
     if not chief:
