@@ -110,7 +110,9 @@ def add_common(p, *, data_dir: bool = True, quiet: bool = True) -> None:
 def add_training_options(p, defaults) -> None:
     hierarchical = constant(REGISTRY, "HIERARCHICAL")
     p.add_argument("--epochs", type=positive, metavar="N", default=defaults.epochs,
-                   help="training epochs of each model (default %(default)s)")
+                   help="training epochs of each model (default %(default)s); a flat or ladder model on non-Boxhead "
+                        "data saves its fit in the model's folder (backup/) at each epoch's end: if the command "
+                        "stops, the same command again trains only the epochs left")
     p.add_argument("--autoencoder-epochs", type=positive, default=defaults.autoencoder_epochs, metavar="N",
                    help=f"epochs of {hierarchical}'s smooth autoencoder, before MIMOSA (default %(default)s: it is "
                         "cheap, and MIMOSA needs converged codes)")
