@@ -326,8 +326,8 @@ def train(
     options = check_options(model_name, options or {})
     _check_grid(model_name, grid)
     if checkpoint is not None and rungs is None and (model_name == HIERARCHICAL or data.family == "boxhead"):
-        raise SettingsError("a checkpoint folder resumes a successive-halving selection or a fit of a flat or "
-                            "ladder model on non-Boxhead data; give rungs (and grid) too, or no checkpoint")
+        raise SettingsError("a checkpoint folder resumes a successive-halving selection (give rungs and grid "
+                            "too) or a flat or ladder model's fit on non-Boxhead data; otherwise give no checkpoint")
     for what, value in (("epochs", epochs), ("batch size", batch_size)):
         if value < 1:
             raise SettingsError(f"{what} must be at least 1, got {value}")

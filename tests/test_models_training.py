@@ -183,3 +183,19 @@ def test_models_train_under_xla(cls, kwargs):
     history = model.fit(x, batch_size=32, epochs=2, verbose=0).history
     assert np.all(np.isfinite(history["loss"])) and model.step == 8
     assert history["reconstruction"][-1] < history["reconstruction"][0]
+
+
+def test_train_recipe_refuses_a_checkpoint_it_cannot_resume(tmp_path):
+    """The hierarchical method resumes only a selection (rungs): a bare checkpoint folder
+    is refused before anything trains or is written."""
+    import hier_datasets
+    from hier_models import recipes
+    from hier_models.splits import SplitArrays
+
+    name = "chopsticks/depth2_either"
+    gt = hier_datasets.ground_truth(name)
+    factors, series = gt.sample(64, 0)
+    data = SplitArrays(name, "train", series, factors, gt.active(factors), gt.paths(factors), gt.hierarchy)
+    with pytest.raises(recipes.SettingsError, match="otherwise give no checkpoint"):
+        recipes.train("Hierarchical", data, epochs=1, checkpoint=tmp_path / "checkpoint")
+    assert not (tmp_path / "checkpoint").exists()
