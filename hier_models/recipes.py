@@ -64,6 +64,7 @@ __all__ = [
     "initial_dim",
     "jsonable",
     "mimosa_settings",
+    "resumes_by_epoch",
     "score",
     "train",
 ]
@@ -151,6 +152,13 @@ def mimosa_settings(dataset_name: str) -> dict:
         return {}
     settings.pop("initial_dim")
     return settings
+
+
+def resumes_by_epoch(model_name: str, family: str) -> bool:
+    """Whether :func:`train` with a ``checkpoint`` resumes ``model_name``'s fit (a
+    resolved name) on a dataset of ``family`` by epoch: a flat or ladder model off
+    Boxhead, whose fit is :func:`~hier_models.training.fit_paper_schedule`."""
+    return model_name != HIERARCHICAL and family != "boxhead"
 
 
 def code_hierarchy(model) -> Hierarchy | None:
@@ -325,7 +333,7 @@ def train(
         raise SettingsError(str(err)) from err
     options = check_options(model_name, options or {})
     _check_grid(model_name, grid)
-    if checkpoint is not None and rungs is None and (model_name == HIERARCHICAL or data.family == "boxhead"):
+    if checkpoint is not None and rungs is None and not resumes_by_epoch(model_name, data.family):
         raise SettingsError("a checkpoint folder resumes a successive-halving selection (give rungs and grid "
                             "too) or a flat or ladder model's fit on non-Boxhead data; otherwise give no checkpoint")
     for what, value in (("epochs", epochs), ("batch size", batch_size)):

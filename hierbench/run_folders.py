@@ -28,8 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hier_datasets.hierarchy import Hierarchy
-from hier_models.recipes import code_hierarchy
-from hier_models.registry import HIERARCHICAL
+from hier_models.recipes import code_hierarchy, resumes_by_epoch
 from hier_models.splits import SplitArrays
 from hierbench.errors import CommandError
 from hierbench.figures import RunEntry
@@ -65,9 +64,7 @@ def checkpoint_folder(folder: Path, model: str, family: str, halving: bool) -> P
     or ladder model's fit backup; else None (that training restarts)."""
     if halving:
         return Path(folder) / HALVING_CHECKPOINT
-    if model == HIERARCHICAL or family == "boxhead":
-        return None
-    return Path(folder) / FIT_BACKUP
+    return Path(folder) / FIT_BACKUP if resumes_by_epoch(model, family) else None
 
 
 def data_file(dataset: str) -> Path:
