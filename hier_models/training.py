@@ -121,11 +121,17 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def __init__(self, folder):
         super().__init__(str(folder), double_checkpoint=True)
-        self.seconds = self._state().get("seconds", 0.0)
+        self.seconds: float = 0.0
         #: metric name -> its value at each epoch's end, the stopped fits' epochs first
-        self.history: dict[str, list[float]] = self._state().get("history", {})
+        self.history: dict[str, list[float]] = {}
+        self._restore()
         self.identity = None
         self._start = None
+
+    def _restore(self) -> None:
+        """The seconds and epochs' logs that the stopped fits saved here."""
+        saved = self._state()
+        self.seconds, self.history = saved.get("seconds", 0.0), saved.get("history", {})
 
     def claim(self, identity: dict) -> None:
         """Tie the folder to the fit that ``identity`` (a JSON-able dict) describes; a
@@ -148,8 +154,7 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
-        saved = self._state()
-        self.seconds, self.history = saved.get("seconds", 0.0), saved.get("history", {})
+        self._restore()
         self._start = time.perf_counter()
 
     def _elapsed(self) -> float:
