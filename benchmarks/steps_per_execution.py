@@ -53,10 +53,10 @@ def timed(build, data, steps: int, setting: int) -> tuple[float, list[np.ndarray
     ``data()`` (the same batches every call), and its weights after the warm-up and the
     timed steps."""
     keras.utils.set_random_seed(0)  # the global half of the shuffling's seed, and the model's draws
-    made = []
-    ms = 1000 * seconds_per_step(lambda: made.append(build()) or made[-1], data().repeat(), steps,
-                                 steps_per_execution=setting)
-    return ms, made[0].get_weights()
+    batches = data().repeat()
+    model = build()
+    ms = 1000 * seconds_per_step(lambda: model, batches, steps, steps_per_execution=setting)
+    return ms, model.get_weights()
 
 
 def measure(settings: list[int], steps: int, windows: int) -> dict:
