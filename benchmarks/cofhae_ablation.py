@@ -27,7 +27,8 @@ output (the Ross & Doshi-Velez study's cache, ``ross2021.py``) and is scored on 
 test sets: the registered test split and 5,000 fresh series drawn as
 ``mimosa_cofhae.py`` drew them (``default_rng([seed, 1])``), so that the test split is
 a fourth factor. Each finished run is appended to ``docs/results/cofhae_ablation.json``
-and a rerun skips the runs already there.
+and a rerun skips the runs already there; a run stopped part-way resumes at the epoch
+it was on (its checkpoint in the cache, ``<stem>.ablation-<variant>-e<epochs>.backup/``).
 
     python -m benchmarks.cofhae_ablation                           # 3 seeds, 10 COFHAE epochs
     python -m benchmarks.cofhae_ablation --cofhae-epochs 50 --seeds 0 --variants paper before
@@ -37,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from functools import partial
 from pathlib import Path
 
@@ -53,7 +53,7 @@ from hier_models import COFHAE
 from hier_models.adversarial import default_discriminator_optimizer
 from hier_models.cofhae import targets_from_assignments
 from hier_models.hierarchical import train_cofhae
-from hier_models.training import training_dataset
+from hier_models.training import ResumableFit, training_dataset
 
 #: variant -> (COFHAE options, whether the discriminator uses FactorVAE's Adam)
 VARIANTS = {
@@ -113,11 +113,11 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
     options, factorvae_adam = VARIANTS[variant]
     options = {"discriminator_dtype": study.discriminator_dtype, **options}
     keras.utils.set_random_seed(seed)
-    start = time.perf_counter()
+    resume = ResumableFit(study.stem(name, seed).with_suffix(f".ablation-{variant}-e{epochs}.backup"))
     fit = train_cofhae(as_float(train_x), hierarchy, assignments, epochs=epochs, batch_size=study.args.batch_size,
-                       random_state=seed, callbacks=study.progress(f"{variant} seed {seed}"),
+                       random_state=seed, callbacks=study.progress(f"{variant} seed {seed}"), resume=resume,
                        discriminator_optimizer=default_discriminator_optimizer() if factorvae_adam else None, **options)
-    seconds = time.perf_counter() - start
+    seconds = resume.seconds  # over every call it was resumed in
     steps = math.ceil(len(train_x) / study.args.batch_size) * epochs
     fresh_f, fresh_x = gt.sample(5_000, np.random.default_rng([seed, 1]))
     return {

@@ -14,7 +14,8 @@ paper's schedule, 50 epochs; Flat is an autoencoder with as many codes as the
 hierarchy has dimensions. Every metric is scored on the test split, so the records
 also serve Fig. 5 (the metrics side by side, H+A+Z the reference). One record per run
 in ``docs/results/cofhae_components.json``, appended as it finishes; a rerun skips
-those there.
+those there, and a run stopped part-way resumes at the epoch it was on (its checkpoint
+beside the kept model, ``<model>.keras.backup/``).
 
     python -m benchmarks.cofhae_components --discriminator-units 256     # depth-2 both, restarts 0-4
     python -m benchmarks.cofhae_components --datasets chopsticks/depth2_either --discriminator-units 256
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import time
 from pathlib import Path
 
 import keras
@@ -35,7 +35,7 @@ from benchmarks.ross2021 import Study, add_restart_arguments, as_float
 from benchmarks.study import NOTES_MARK, RESULTS, kept_notes, load_records, machine, mean_std, run_missing
 from hier_models import AE, COFHAE, BetaTCVAE
 from hier_models.cofhae import targets_from_factors
-from hier_models.training import fit_paper_schedule
+from hier_models.training import ResumableFit, fit_paper_schedule
 from hierbench.files import save_keras
 
 #: the paper's label of each variant -> COFHAE's ablation (None: a flat model of :data:`FLAT`)
@@ -56,25 +56,24 @@ def run_variant(study: Study, dataset: str, seed: int, variant: str) -> dict:
     gt = hier_datasets.ground_truth(dataset)
     ablation = VARIANTS[variant]
     keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
-    start = time.perf_counter()
-    options = {}
+    path = study.model_path(dataset, "components-" + re.sub(r"[^A-Za-z0-9]+", "_", variant).strip("_"), seed)
+    resume = ResumableFit(f"{path}.backup")
+    options, targets = {}, None
     if ablation is None:
         cls, flat_options = FLAT[variant]
         net = cls(x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **flat_options)
-        fit_paper_schedule(net, x, epochs=study.args.epochs, batch_size=256, random_state=seed,
-                           callbacks=study.progress(variant))
     else:
         options = study.discriminator_options() if "TC" in ablation else {}
         net = COFHAE(x.shape[1:], gt.hierarchy, ablation=ablation, random_state=seed, **options)
-        fit_paper_schedule(net, x, targets_from_factors(gt.hierarchy, train_f), epochs=study.args.epochs,
-                           batch_size=256, random_state=seed, callbacks=study.progress(variant))
-    seconds = time.perf_counter() - start
-    save_keras(net, study.model_path(dataset, "components-" + re.sub(r"[^A-Za-z0-9]+", "_", variant).strip("_"), seed))
+        targets = targets_from_factors(gt.hierarchy, train_f)
+    fit_paper_schedule(net, x, targets, epochs=study.args.epochs, batch_size=256, random_state=seed,
+                       callbacks=study.progress(variant), resume=resume)
+    save_keras(net, path)
     return {"dataset": dataset, "variant": variant, "ablation": ablation, "seed": seed, "train_size": len(x),
             "epochs": study.args.epochs,
             "discriminator_units": options.get("discriminator_units"),
             **study.test_scores(dataset, net, None if ablation is None else gt.hierarchy, seed),
-            "seconds": seconds, "machine": machine()}
+            "seconds": resume.seconds, "machine": machine()}  # over every call it was resumed in
 
 
 # --------------------------------------------------------------------- page

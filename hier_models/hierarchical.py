@@ -48,6 +48,7 @@ from hier_models.halving_checkpoint import HalvingCheckpoint, digest
 from hier_models.selection import paper_rule, rule_ranking
 from hier_models.training import (
     STEPS_PER_EXECUTION,
+    ResumableFit,
     advance_shuffling,
     fit_paper_schedule,
     input_scale,
@@ -106,6 +107,7 @@ def train_cofhae(
     scale: float | None = None,
     strategy=None,
     discriminator_optimizer=None,
+    resume: ResumableFit | None = None,
     **cofhae_options,
 ) -> HierarchicalRun:
     """Train one COFHAE on ``assignments`` (path indices, -1 = discarded);
@@ -113,7 +115,9 @@ def train_cofhae(
     model's default, Adam at the main learning rate and schedule); ``scale`` maps integer images to [0, 1] (see
     :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None;
     ``random_state`` (an integer seed or a numpy Generator) seeds the model and the
-    shuffling."""
+    shuffling. With ``resume`` (a :class:`~hier_models.training.ResumableFit`) a
+    stopped call, made again with the same arguments, trains only the epochs left
+    (see :func:`fit_paper_schedule`); the run's history then covers every epoch."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     input_scale(x, scale)
@@ -123,8 +127,10 @@ def train_cofhae(
     with in_scope(strategy):
         model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
-                                 verbose=verbose, callbacks=callbacks, scale=scale,
+                                 verbose=verbose, callbacks=callbacks, scale=scale, resume=resume,
                                  discriminator_optimizer=discriminator_optimizer).history
+    if resume is not None:  # the epochs of every call, not only this one's
+        history = resume.history
     return _scored_run(model, training_dataset(x, targets, batch_size, seed, shuffle=False, scale=scale), history)
 
 

@@ -13,7 +13,8 @@ from hier_models.hierarchical import (
     train_cofhae,
 )
 from hier_models.selection import paper_rule, rule_ranking
-from hier_models.training import fit_paper_schedule, paper_learning_rate
+from hier_models.training import ResumableFit, fit_paper_schedule, paper_learning_rate
+from stopping import StopAtEpoch
 
 
 def test_paper_learning_rate_steps_down_at_half_and_three_quarters():
@@ -45,6 +46,27 @@ def test_train_cofhae_on_true_assignments():
     assert run.history["loss"][-1] < run.history["loss"][0]
     with pytest.raises(ValueError, match="assignments has 3 rows but observations has 512"):
         train_cofhae(series, gt.hierarchy, [0, 1, 1], epochs=1)
+
+
+def test_a_stopped_train_cofhae_resumes_to_the_unbroken_runs_weights(tmp_path):
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(256, 0)
+    options = dict(epochs=3, batch_size=64, hidden_units=(16,), discriminator_units=(16,), random_state=2)
+
+    def train(**more):
+        keras.utils.set_random_seed(2)
+        return train_cofhae(series, gt.hierarchy, gt.paths(factors), **options, **more)
+
+    whole = train()
+    with pytest.raises(KeyboardInterrupt):
+        train(resume=ResumableFit(tmp_path / "backup"), callbacks=[StopAtEpoch(2)])
+    assert ResumableFit(tmp_path / "backup").epochs_done == 2
+    resumed = train(resume=ResumableFit(tmp_path / "backup"))
+    for a, b in zip(whole.model.get_weights(), resumed.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert resumed.history["loss"] == pytest.approx(whole.history["loss"], rel=1e-5), "all three epochs"
+    assert resumed.reconstruction == pytest.approx(whole.reconstruction, rel=1e-5)
+    assert not (tmp_path / "backup").exists()
 
 
 def test_train_cofhae_takes_a_discriminator_optimizer():

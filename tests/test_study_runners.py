@@ -11,6 +11,8 @@ import keras
 import numpy as np
 import pytest
 
+from stopping import StopAtEpoch
+
 
 def load_runner(name: str):
     return importlib.import_module(f"benchmarks.{name}")
@@ -109,18 +111,6 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     assert out.read_text() == before
 
 
-class _StopAtEpoch(keras.callbacks.Callback):
-    """Stops a study (KeyboardInterrupt, as Ctrl-C would) when epoch 1 of ``stage`` begins."""
-
-    def __init__(self, stage):
-        super().__init__()
-        self.stage = stage
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == 1:
-            raise KeyboardInterrupt(self.stage)
-
-
 def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stopped(ross2021, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "0", "--model-seeds", "0", "--models", "AE",
@@ -129,7 +119,7 @@ def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stop
     progress = ross2021.Study.progress
     for stage, backup in [("smooth autoencoder", "s0.autoencoder.backup"), ("AE", "s0.AE.keras.backup")]:
         monkeypatch.setattr(ross2021.Study, "progress", lambda self, name: (
-            [_StopAtEpoch(name)] if name == stage else progress(self, name)))
+            [StopAtEpoch(1, name)] if name == stage else progress(self, name)))
         with pytest.raises(KeyboardInterrupt, match=stage):
             ross2021.main(argv)
         saved = json.loads((cache / f"chopsticks-depth2_inter-n512-e2-{backup}" / "training_metadata.json").read_text())
@@ -397,6 +387,46 @@ def test_cofhae_components_trains_each_variant_once_renders_and_resumes(tmp_path
     before = out.read_text()
     components.main(argv)
     assert out.read_text() == before
+
+
+def test_cofhae_components_resumes_a_stopped_variant_at_its_epoch(tmp_path, monkeypatch):
+    components = load_runner("cofhae_components")
+    cache = tmp_path / "cache"
+    argv = ["--variants", "H+TC(Z|on)", "--seeds", "0", "--train-size", "512", "--test-size", "256", "--epochs", "2",
+            "--interventional-points", "100", "--discriminator-units", "16", "--cache", str(cache),
+            "--out", str(tmp_path / "components.json"), "--quiet"]
+    monkeypatch.setattr(components.Study, "progress", lambda self, name: [StopAtEpoch(1, name)])
+    with pytest.raises(KeyboardInterrupt, match=r"H\+TC"):
+        components.main(argv)
+    backup = cache / "chopsticks-depth2_both-n512-e2-s0.components-H_TC_Z_on.keras.backup"
+    first = json.loads((backup / "training_metadata.json").read_text())
+    assert first["epoch"] == 1 and len(first["history"]["loss"]) == 1
+    begun = []
+    monkeypatch.setattr(components.Study, "progress", lambda self, name: [
+        keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: begun.append(epoch))])
+    components.main(argv)
+    assert begun == [1], "only the epoch left is trained"
+    (record,) = json.loads((tmp_path / "components.json").read_text())
+    assert record["seconds"] > first["seconds"] and not backup.exists()
+
+
+def test_cofhae_ablation_scores_both_test_sets_and_resumes_a_stopped_run_at_its_epoch(tmp_path, monkeypatch):
+    ablation = load_runner("cofhae_ablation")
+    study = ablation.Study.configured(cache=tmp_path, train_size=512, test_size=256, epochs=1, quiet=True)
+    with monkeypatch.context() as stopping:
+        stopping.setattr(ablation.Study, "progress", lambda self, name: [StopAtEpoch(1, name)])
+        with pytest.raises(KeyboardInterrupt, match="disc-64 seed 0"):
+            ablation.run(study, "chopsticks/depth2_both", "disc-64", 0, epochs=2)
+    backup = tmp_path / "chopsticks-depth2_both-n512-e1-s0.ablation-disc-64-e2.backup"
+    first = json.loads((backup / "training_metadata.json").read_text())
+    assert first["epoch"] == 1
+    record = ablation.run(study, "chopsticks/depth2_both", "disc-64", 0, epochs=2)
+    assert not backup.exists()
+    assert record["discriminator_units"] == [64, 64, 64] and record["steps"] == 2 * 2  # 512 rows, batch 256
+    assert record["seconds"] > first["seconds"] and record["ms_per_step"] == pytest.approx(250 * record["seconds"])
+    for scores in (record["registered_test"], record["fresh_test"]):
+        assert 0.0 <= scores["r4c"] <= 1.0 and 0.0 <= scores["r4"] <= 1.0
+        assert set(scores["r4c_per_factor"]) == set(ablation.hier_datasets.ground_truth("chopsticks/depth2_both").factor_names)
 
 
 def test_a_configured_study_keeps_the_defaults_and_names_an_unknown_setting(tmp_path):
