@@ -242,6 +242,7 @@ class Study:
             "learned_paths": hierarchy.num_paths,
             "paths_recovered": int(sum(min(true_sigs[s], learned_sigs[s]) for s in true_sigs)),
             "learned_hierarchy": hierarchy.to_json(),
+            "mimosa_assignments": assignments_id(assignments),
             **times,
         }
 
@@ -432,6 +433,24 @@ def other_metrics_table(records: list[dict]) -> list[str]:
     return lines
 
 
+def superseded_table(path: Path) -> list[str]:
+    """The records at ``path`` (``ross2021_superseded.json``): runs taken out of the
+    tables above because a later run of the same restart replaced them, each with why."""
+    records = load_records(path)
+    if not records:
+        return []
+    lines = ["## Superseded records", "",
+             f"Taken out of the tables above (kept in `{path.name}`) because a later run of the same restart "
+             "replaced them:", "",
+             "| dataset | model | seed | H-error | purity | coverage | R4c | why |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in records:
+        cells = [f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, "-")) for c in
+                 ("h_error", "purity", "coverage", "r4c")]
+        lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
+                     + f" | {r['superseded_because']} |")
+    return lines + [""]
+
+
 def figure(records: list[dict], path: Path) -> bool:
     """Fig. 3's manner: R4c per dataset and model, every restart a point, the mean a bar."""
     import matplotlib
@@ -513,6 +532,7 @@ def render(out: Path) -> None:
         *history_table(records),
         "",
     ]
+    lines += superseded_table(out.with_name(out.stem + "_superseded.json"))
     lines += ["## Every metric, per run", "", *other_metrics_table(records), "", NOTES_MARK]
     page.write_text("\n".join(lines) + (notes if notes else "\n"))
 

@@ -129,6 +129,9 @@ def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stop
     mimosa, ae = json.loads((tmp_path / "ross.json").read_text())
     assert (mimosa["model"], ae["model"]) == ("MIMOSA", "AE")
     assert mimosa["seconds_autoencoder"] > 0 and ae["seconds"] > 0
+    _, assignments, _ = ross2021.Study.configured(cache=cache, train_size=512, epochs=2).cached_mimosa(
+        "chopsticks/depth2_inter", 0)
+    assert mimosa["mimosa_assignments"] == ross2021.assignments_id(assignments)  # what COFHAE runs name
     assert not list(cache.glob("*.backup")), "a finished run leaves no backup behind"
 
 
@@ -154,6 +157,16 @@ def test_ross2021_headline_shows_the_protocol_with_mean_sample_std_and_restarts(
                        "FactorVAE R4c (restarts) |")
     assert rows[2] == "| chopsticks/depth2_both | 0.800 ± 0.100 (3) | 0.400 (1) | - | - |"
     assert len(rows) == 3
+
+
+def test_ross2021_page_lists_superseded_records_with_the_reason(ross2021, tmp_path):
+    assert ross2021.superseded_table(tmp_path / "none.json") == []
+    path = tmp_path / "ross_superseded.json"
+    path.write_text(json.dumps([{"dataset": "spaceshapes", "model": "MIMOSA", "seed": 0, "h_error": 0,
+                                 "purity": 0.908, "coverage": 0.961, "superseded_because": "an unseeded autoencoder"}]))
+    rows = ross2021.superseded_table(path)
+    assert rows[0] == "## Superseded records" and "`ross_superseded.json`" in rows[2]
+    assert rows[-2] == "| spaceshapes | MIMOSA | 0 | 0 | 0.908 | 0.961 | - | an unseeded autoencoder |"
 
 
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
