@@ -155,8 +155,11 @@ class Study:
         return self.args.train_size or train, self.args.test_size or test
 
     def common(self, name: str, model: str, seed: int) -> dict:
+        """The fields every record of the study starts with: what ran, at which sizes, on
+        which machine, and a selected COFHAE's discriminator setting and rungs."""
         common = {"dataset": name, "model": model, "seed": seed, "train_size": self.sizes(name)[0],
-                  "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size}
+                  "test_size": self.sizes(name)[1], "epochs": self.args.epochs, "batch_size": self.args.batch_size,
+                  "machine": machine()}
         if model == SELECTED:
             options = self.discriminator_options()
             common.update(discriminator_units=options["discriminator_units"],
@@ -272,7 +275,7 @@ class Study:
                            "rungs": [dataclasses.asdict(r) for r in chosen.rungs]},
                 steps=steps_per_epoch * sum(len(r.configurations) * (r.epochs - prev) for r, prev in
                                             zip(chosen.rungs, [0] + [r.epochs for r in chosen.rungs[:-1]])),
-                discriminator_dtype=self.discriminator_dtype, learned_hierarchy=hierarchy.to_json(), machine=machine(),
+                discriminator_dtype=self.discriminator_dtype, learned_hierarchy=hierarchy.to_json(),
                 mimosa_assignments=assignments_id(assignments),
             )
         elif model in COFHAE_VARIANTS:

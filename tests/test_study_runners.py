@@ -100,6 +100,7 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     assert [(r["dataset"], r["model"], r["seed"], r["train_size"], r["epochs"]) for r in records] == [
         ("chopsticks/depth2_inter", "AE", 0, 512, 1)]
     assert 0.0 <= records[0]["r4c"] <= 1.0 and 0.0 <= records[0]["dci_disentanglement"] <= 1.0
+    assert records[0]["machine"]["cores"] >= 1
     page = out.with_suffix(".md").read_text()
     assert "| chopsticks/depth2_inter | 512 | 1 | - | " in page  # Fig. 3's row: no COFHAE yet
     kept = keras.models.load_model(tmp_path / "cache" / "chopsticks-depth2_inter-n512-e1-s0.AE.keras")
