@@ -384,6 +384,13 @@ def shown_models(records: list[dict]) -> tuple[str, ...]:
 
 #: Fig. 3 under the paper's protocol: COFHAE chosen by the rule, and the baselines
 HEADLINE_MODELS = (SELECTED, *BASELINES)
+#: the authors' default configuration: COFHAE's own defaults for the grid's hyperparameters
+DEFAULT_POINT = {name: inspect.signature(COFHAE).parameters[name].default for name in PAPER_GRID}
+#: the record of ``benchmarks.cofhae_ablation`` that trains the default configuration once
+#: on a restart's MIMOSA output, with the study's 3 x 256 discriminator
+PAIRED_VARIANT = "disc-256"
+#: how close two R4c values count as level in :func:`selection_table`'s tally
+LEVEL = 0.02
 
 
 def _cells(records: list[dict], models, field: str = "r4c") -> list[tuple[str, list]]:
@@ -434,6 +441,53 @@ def other_metrics_table(records: list[dict]) -> list[str]:
             lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
                          + f" | {r['seconds']:.0f} |")
     return lines
+
+
+def _point(point: dict) -> str:
+    return ", ".join(f"{point[name]:g}" for name in PAPER_GRID)
+
+
+def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
+    """Every ``COFHAE-SH`` restart: its R4c, the configuration the rule chose, the
+    lambda_tc of the configurations that reached the last rung, the last rung the
+    default configuration reached, and the default configuration trained once on the same
+    restart (``paired``: ``benchmarks.cofhae_ablation`` records, variant
+    :data:`PAIRED_VARIANT`, at the same precision where there is one), with a tally."""
+    runs = [r for r in records if r["model"] == SELECTED]
+    if not runs:
+        return []
+    order = PAPER_DATASETS + REFERENCE_DATASETS
+    grid = ", ".join(PAPER_GRID)
+    lines = [f"| dataset | restart | R4c | chosen ({grid}) | last rung's lambda_tc | default reached rung "
+             f"| default ({_point(DEFAULT_POINT)}) R4c | minutes |", "|---|---:|---:|---|---|---:|---:|---:|"]
+    tally = Counter()
+    for r in sorted(runs, key=lambda r: (order.index(r["dataset"]) if r["dataset"] in order else len(order), r["seed"])):
+        selection, dtype = r["selection"], r.get("discriminator_dtype") or "float32"
+        points, rungs = selection["points"], selection["rungs"]
+        finalists = [points[i]["lambda_tc"] for i in rungs[-1]["configurations"]]
+        reached = max(k for k, rung in enumerate(rungs, 1) if DEFAULT_POINT in [points[i] for i in rung["configurations"]])
+        defaults = [p for p in paired if (p["dataset"], p["seed"], p["variant"], p["cofhae_epochs"])
+                    == (r["dataset"], r["seed"], PAIRED_VARIANT, r["epochs"])
+                    and p["discriminator_units"] == r["discriminator_units"]]
+        default = ([p for p in defaults if p["discriminator_dtype"] == dtype] or defaults or [None])[-1]
+        cell = "-"
+        if default is not None:
+            value = default["registered_test"]["r4c"]
+            cell = f"{value:.3f}" + ("" if default["discriminator_dtype"] == dtype else f" ({default['discriminator_dtype']})")
+            tally["level" if abs(r["r4c"] - value) <= LEVEL else "above" if r["r4c"] > value else "below"] += 1
+        tally["chose lambda_tc 1"] += selection["chosen"]["lambda_tc"] == min(PAPER_GRID["lambda_tc"])
+        tally["finalists all lambda_tc 1"] += set(finalists) == {min(PAPER_GRID["lambda_tc"])}
+        tally["default in last rung"] += reached == len(rungs)
+        lines.append(f"| {r['dataset']} | {r['seed']} | {r['r4c']:.3f} | {_point(selection['chosen'])} | "
+                     f"{', '.join(f'{v:g}' for v in finalists)} | {reached} of {len(rungs)} | {cell} | "
+                     f"{r['seconds'] / 60:.0f} |")
+    paired_runs = tally["above"] + tally["level"] + tally["below"]
+    return lines + ["", f"Of {len(runs)} restarts: the rule chose lambda_tc {min(PAPER_GRID['lambda_tc']):g} on "
+                    f"{tally['chose lambda_tc 1']}; every configuration of the last rung had it on "
+                    f"{tally['finalists all lambda_tc 1']}; the default configuration reached the last rung on "
+                    f"{tally['default in last rung']}. Against the default trained once on the same restart "
+                    f"({paired_runs} restarts): the rule's choice above it by more than {LEVEL} on {tally['above']}, "
+                    f"within {LEVEL} on {tally['level']}, below by more on {tally['below']}."]
 
 
 def superseded_table(path: Path) -> list[str]:
@@ -535,6 +589,14 @@ def render(out: Path) -> None:
         *history_table(records),
         "",
     ]
+    selections = selection_table(records, load_records(out.with_name("cofhae_ablation.json")))
+    if selections:
+        lines += ["## Every selection (`COFHAE-SH` restarts)", "",
+                  "Per restart: the configuration the paper's rule chose, the lambda_tc of the configurations "
+                  "that reached the last rung (`selection.rungs` in the record), the last rung the authors' "
+                  "default configuration reached, and that default trained once on the same restart's MIMOSA "
+                  f"output with the same discriminator (`cofhae_ablation.json`, variant `{PAIRED_VARIANT}`; its "
+                  "precision named where it differs). Minutes: training, as recorded.", "", *selections, ""]
     lines += superseded_table(out.with_name(out.stem + "_superseded.json"))
     lines += ["## Every metric, per run", "", *other_metrics_table(records), "", NOTES_MARK]
     page.write_text("\n".join(lines) + (notes if notes else "\n"))

@@ -11,6 +11,7 @@ import keras
 import numpy as np
 import pytest
 
+from hier_models.hierarchical import grid_points
 from stopping import StopAtEpoch
 
 
@@ -158,6 +159,35 @@ def test_ross2021_headline_shows_the_protocol_with_mean_sample_std_and_restarts(
                        "FactorVAE R4c (restarts) |")
     assert rows[2] == "| chopsticks/depth2_both | 0.800 ± 0.100 (3) | 0.400 (1) | - | - |"
     assert len(rows) == 3
+
+
+def test_ross2021_selection_table_shows_each_restarts_choice_and_its_paired_default(ross2021):
+    points = grid_points(ross2021.PAPER_GRID)
+    default = points.index(ross2021.DEFAULT_POINT)
+    weakest = points.index({"tau": 0.5, "lambda_assign": 100.0, "lambda_tc": 1.0})
+
+    def restart(seed, r4c, last, dtype):
+        rungs = [{"configurations": list(range(27))}, {"configurations": [weakest, default, 1]},
+                 {"configurations": last}]
+        return {"dataset": "chopsticks/depth2_both", "model": "COFHAE-SH", "seed": seed, "epochs": 50, "r4c": r4c,
+                "discriminator_units": [256] * 3, "discriminator_dtype": dtype, "seconds": 1500.0,
+                "selection": {"points": points, "rungs": rungs, "chosen": points[weakest]}}
+
+    records = [restart(1, 0.80, [weakest, default, 0], None), restart(0, 0.95, [weakest, 0, 6], "mixed_bfloat16")]
+    paired = [{"dataset": "chopsticks/depth2_both", "seed": s, "variant": "disc-256", "cofhae_epochs": 50,
+               "discriminator_units": [256] * 3, "discriminator_dtype": d, "registered_test": {"r4c": v}}
+              for s, d, v in [(0, "float32", 0.90), (1, "mixed_bfloat16", 0.93), (1, "float32", 0.92)]]
+    rows = ross2021.selection_table(records, paired)
+    assert rows[0].startswith("| dataset | restart | R4c | chosen (tau, lambda_assign, lambda_tc) |")
+    assert "| default (1, 100, 10) R4c |" in rows[0]
+    # restart 0 first; its default ran only in float32, so the precision is named
+    assert rows[2] == "| chopsticks/depth2_both | 0 | 0.950 | 0.5, 100, 1 | 1, 1, 1 | 2 of 3 | 0.900 (float32) | 25 |"
+    assert rows[3] == "| chopsticks/depth2_both | 1 | 0.800 | 0.5, 100, 1 | 1, 10, 1 | 3 of 3 | 0.920 | 25 |"
+    assert rows[-1] == ("Of 2 restarts: the rule chose lambda_tc 1 on 2; every configuration of the last rung had it "
+                        "on 1; the default configuration reached the last rung on 1. Against the default trained once "
+                        "on the same restart (2 restarts): the rule's choice above it by more than 0.02 on 1, within "
+                        "0.02 on 0, below by more on 1.")
+    assert ross2021.selection_table(records[:0], paired) == []
 
 
 def test_ross2021_page_lists_superseded_records_with_the_reason(ross2021, tmp_path):
