@@ -6,7 +6,9 @@ continue) and its losses, seconds and history go into ``halving.json``, beside t
 selection's identity: the grid, rungs, options and digests of the data. A later call
 with the same arguments and folder retrains nothing that finished: a survivor is
 loaded where it stopped, and its shuffled data order is advanced to the same epoch, so
-a resumed selection reproduces an uninterrupted one.
+a resumed selection reproduces an uninterrupted one. Within a rung, each configuration's
+fit also saves every epoch (``<i>-<epochs>.backup/``), so a stop there resumes at the
+epoch it was on.
 
 Files are written under a temporary name and renamed, and a rung's model replaces the
 previous rung's only after ``halving.json`` records it, so a run stopped at any moment
@@ -85,6 +87,12 @@ class HalvingCheckpoint:
         ``reconstruction``, ``assignment``, ``hyperparameters``, ``seconds`` and
         ``history``), or None if it has not."""
         return self.finished.get(self._key(epochs, i))
+
+    def backup_folder(self, epochs: int, i: int) -> Path:
+        """Where configuration ``i``'s fit towards ``epochs`` epochs saves each epoch
+        (a :class:`~hier_models.training.ResumableFit` folder), so that a stop within a
+        rung loses at most an epoch; removed when the fit ends."""
+        return self.folder / f"{self._key(epochs, i)}.backup"
 
     def load(self, epochs: int, i: int, strategy=None):
         """Configuration ``i``'s model as it finished ``epochs`` epochs, ready to train on."""

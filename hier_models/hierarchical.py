@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import shutil
 import time
 from typing import Mapping, Sequence
 
@@ -343,12 +344,13 @@ def successive_halving(
         "discriminator_optimizer": None if discriminator_optimizer is None else discriminator_optimizer.get_config(),
     })
 
-    def resumable(i: int, done: int):
-        """Configuration ``i`` and its shuffled data, new or as it stopped at ``done`` epochs."""
+    def resumable(i: int, done: int, backed_up: int):
+        """Configuration ``i`` as it finished ``done`` epochs (new if 0), and its shuffled
+        data advanced to epoch ``backed_up`` (where a stopped fit's backup resumes)."""
         keras.utils.set_random_seed(seed)  # also the global half of the shuffling's seed
-        data = training_dataset(x, targets, batch_size, seed, scale=scale)
+        data = advance_shuffling(training_dataset(x, targets, batch_size, seed, scale=scale), backed_up)
         if done:  # only a checkpoint's survivors reach here without a model in memory
-            return store.load(done, i, strategy), advance_shuffling(data, done)
+            return store.load(done, i, strategy), data
         with in_scope(strategy):
             model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **points[i], **cofhae_options)
             optimizer = keras.optimizers.Adam(paper_learning_rate(total_steps))
@@ -365,16 +367,22 @@ def successive_halving(
         for i in alive:
             saved = None if store is None else store.result(end, i)
             if saved is None:
+                # kept until the rung's result is saved, so no stop loses the finished fit
+                backup = None if store is None else ResumableFit(store.backup_folder(end, i), remove_when_done=False)
                 if i not in models:
-                    models[i], datasets[i] = resumable(i, done)
+                    models[i], datasets[i] = resumable(i, done, max(done, backup.epochs_done if backup else 0))
+                stage = _stage_callbacks(callbacks, f"COFHAE {grid_label(points[i])}")
                 started = time.perf_counter()
                 fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
-                                    callbacks=_stage_callbacks(callbacks, f"COFHAE {grid_label(points[i])}"))
+                                    callbacks=[backup, *stage] if backup else stage)
+                models[i]._initial_epoch = None  # Keras keeps the epoch a backup restored for every later fit
                 earlier = histories.get(i, {})  # the rungs before, in this call or a stopped one
-                run = _scored_run(models[i], evaluation, {k: list(earlier.get(k, [])) + v for k, v in fit.history.items()})
-                seconds.append(time.perf_counter() - started)
+                this_rung = backup.history if backup else fit.history  # every chunk of the rung
+                run = _scored_run(models[i], evaluation, {k: list(earlier.get(k, [])) + v for k, v in this_rung.items()})
+                seconds.append(backup.seconds if backup else time.perf_counter() - started)
                 if store is not None:
                     store.save(end, i, models[i], _run_record(run, seconds[-1]), previous=done)
+                    shutil.rmtree(backup.backup_dir)
             else:
                 run = HierarchicalRun(model=None, **{k: v for k, v in saved.items() if k != "seconds"})
                 seconds.append(saved["seconds"])

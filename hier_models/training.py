@@ -113,14 +113,15 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     the model's weights, its optimisers' states (the step count included, so the
     learning-rate schedule and per-step draws continue) and the epoch are saved in
     ``folder``; a later fit with a callback on the same folder starts there, and the
-    folder is removed when a fit finishes. It also keeps what Keras's ``History`` of one
+    folder is removed when a fit finishes (unless ``remove_when_done`` is False: then
+    the caller removes it once it has kept what the fit made). It also keeps what Keras's ``History`` of one
     fit cannot, over every fit it resumed: the seconds trained (:attr:`seconds`) and
     each epoch's logs (:attr:`history`). :func:`fit_paper_schedule` ties the folder
     to its fit (:meth:`claim`), so a folder saved by another fit is refused, not resumed.
     """
 
-    def __init__(self, folder):
-        super().__init__(str(folder), double_checkpoint=True)
+    def __init__(self, folder, remove_when_done: bool = True):
+        super().__init__(str(folder), double_checkpoint=True, delete_checkpoint=remove_when_done)
         self.seconds: float = 0.0
         #: metric name -> its value at each epoch's end, the stopped fits' epochs first
         self.history: dict[str, list[float]] = {}

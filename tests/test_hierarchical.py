@@ -8,6 +8,7 @@ from hier_models.cofhae import COFHAE, targets_from_assignments
 from hier_models.hierarchical import (
     HierarchicalRun,
     fit_hierarchical,
+    grid_label,
     select_run,
     successive_halving,
     train_cofhae,
@@ -236,3 +237,37 @@ def test_successive_halving_resumes_from_its_checkpoint_as_if_never_stopped(tmp_
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="not empty and holds no halving.json"):
         successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "other", **options)
+
+
+def test_a_selection_stopped_within_a_rung_resumes_at_the_epoch_it_was_on(tmp_path):
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(256, 1)
+    paths = gt.paths(factors)
+    options = dict(grid={"lambda_assign": (1.0, 10.0, 100.0), "lambda_tc": (1.0, 10.0)}, rungs=(1, 3, 5), keep=1 / 3,
+                   batch_size=64, random_state=3, hidden_units=(8,), discriminator_units=(8,))
+    whole = successive_halving(series, gt.hierarchy, paths, **options)
+    first, second = whole.rungs[1].configurations
+    (last,) = whole.rungs[2].configurations
+    assert last == first, "the stopped survivor goes on to the last rung with this seed"
+    with pytest.raises(KeyboardInterrupt):  # as epoch 2 of the first survivor's second rung begins
+        successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck", callbacks=[StopAtEpoch(2)],
+                           **options)
+    assert ResumableFit(tmp_path / "ck" / f"{first}-3.backup").epochs_done == 2
+    begun = []
+
+    def record(label):
+        return [keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: begun.append((label, epoch)))]
+
+    resumed = successive_halving(series, gt.hierarchy, paths, checkpoint=tmp_path / "ck", callbacks=record,
+                                 **options)
+    label = {i: f"COFHAE {grid_label(whole.points[i])}" for i in (first, second, last)}
+    # the rest of the stopped fit, the other survivor's rung, then the last rung, each
+    # from the epoch where it starts (a model that resumed once goes on from where it is)
+    assert begun == [(label[first], 2), (label[second], 1), (label[second], 2), (label[last], 3), (label[last], 4)]
+    assert resumed.choice == whole.choice
+    for a, b in zip(whole.rungs[1:], resumed.rungs[1:]):
+        np.testing.assert_allclose(a.reconstruction, b.reconstruction, rtol=1e-5)
+    for a, b in zip(whole.model.get_weights(), resumed.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert resumed.run.history["loss"] == pytest.approx(whole.run.history["loss"], rel=1e-5), "all five epochs"
+    assert not list((tmp_path / "ck").glob("*.backup")), "each backup goes once its rung's result is saved"
