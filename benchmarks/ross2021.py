@@ -430,6 +430,12 @@ def history_table(records: list[dict]) -> list[str]:
     return lines
 
 
+def _cell(record: dict, field: str) -> str:
+    """A record's value for a table: floats to three decimals, '-' where it has none."""
+    value = record.get(field, "-")
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def other_metrics_table(records: list[dict]) -> list[str]:
     columns = ("r4", "dci_disentanglement", "mig", "sap", "factor_vae_eval_accuracy", "beta_vae_eval_accuracy",
                "h_error", "purity", "seconds")
@@ -437,7 +443,7 @@ def other_metrics_table(records: list[dict]) -> list[str]:
     models = shown_models(records)
     for r in records:
         if r["model"] in models:
-            cells = [f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, "-")) for c in columns[:-1]]
+            cells = [_cell(r, c) for c in columns[:-1]]
             lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
                          + f" | {r['seconds']:.0f} |")
     return lines
@@ -457,7 +463,7 @@ def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
     if not runs:
         return []
     order = PAPER_DATASETS + REFERENCE_DATASETS
-    grid = ", ".join(PAPER_GRID)
+    grid, weakest = ", ".join(PAPER_GRID), min(PAPER_GRID["lambda_tc"])
     lines = [f"| dataset | restart | R4c | chosen ({grid}) | last rung's lambda_tc | default reached rung "
              f"| default ({_point(DEFAULT_POINT)}) R4c | minutes |", "|---|---:|---:|---|---|---:|---:|---:|"]
     tally = Counter()
@@ -475,16 +481,16 @@ def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
             value = default["registered_test"]["r4c"]
             cell = f"{value:.3f}" + ("" if default["discriminator_dtype"] == dtype else f" ({default['discriminator_dtype']})")
             tally["level" if abs(r["r4c"] - value) <= LEVEL else "above" if r["r4c"] > value else "below"] += 1
-        tally["chose lambda_tc 1"] += selection["chosen"]["lambda_tc"] == min(PAPER_GRID["lambda_tc"])
-        tally["finalists all lambda_tc 1"] += set(finalists) == {min(PAPER_GRID["lambda_tc"])}
+        tally["chose the weakest"] += selection["chosen"]["lambda_tc"] == weakest
+        tally["finalists all the weakest"] += set(finalists) == {weakest}
         tally["default in last rung"] += reached == len(rungs)
         lines.append(f"| {r['dataset']} | {r['seed']} | {r['r4c']:.3f} | {_point(selection['chosen'])} | "
                      f"{', '.join(f'{v:g}' for v in finalists)} | {reached} of {len(rungs)} | {cell} | "
                      f"{r['seconds'] / 60:.0f} |")
     paired_runs = tally["above"] + tally["level"] + tally["below"]
-    return lines + ["", f"Of {len(runs)} restarts: the rule chose lambda_tc {min(PAPER_GRID['lambda_tc']):g} on "
-                    f"{tally['chose lambda_tc 1']}; every configuration of the last rung had it on "
-                    f"{tally['finalists all lambda_tc 1']}; the default configuration reached the last rung on "
+    return lines + ["", f"Of {len(runs)} restarts: the rule chose lambda_tc {weakest:g} on "
+                    f"{tally['chose the weakest']}; every configuration of the last rung had it on "
+                    f"{tally['finalists all the weakest']}; the default configuration reached the last rung on "
                     f"{tally['default in last rung']}. Against the default trained once on the same restart "
                     f"({paired_runs} restarts): the rule's choice above it by more than {LEVEL} on {tally['above']}, "
                     f"within {LEVEL} on {tally['level']}, below by more on {tally['below']}."]
@@ -501,8 +507,7 @@ def superseded_table(path: Path) -> list[str]:
              "replaced them:", "",
              "| dataset | model | seed | H-error | purity | coverage | R4c | why |", "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in records:
-        cells = [f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, "-")) for c in
-                 ("h_error", "purity", "coverage", "r4c")]
+        cells = [_cell(r, c) for c in ("h_error", "purity", "coverage", "r4c")]
         lines.append(f"| {r['dataset']} | {r['model']} | {r['seed']} | " + " | ".join(cells)
                      + f" | {r['superseded_because']} |")
     return lines + [""]

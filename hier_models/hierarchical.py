@@ -375,7 +375,6 @@ def successive_halving(
                 started = time.perf_counter()
                 fit = models[i].fit(datasets[i], initial_epoch=done, epochs=end, verbose=0,
                                     callbacks=[backup, *stage] if backup else stage)
-                models[i]._initial_epoch = None  # Keras keeps the epoch a backup restored for every later fit
                 earlier = histories.get(i, {})  # the rungs before, in this call or a stopped one
                 this_rung = backup.history if backup else fit.history  # every chunk of the rung
                 run = _scored_run(models[i], evaluation, {k: list(earlier.get(k, [])) + v for k, v in this_rung.items()})

@@ -173,6 +173,8 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     def on_train_end(self, logs=None):
         self.seconds = self._elapsed()
         super().on_train_end(logs)
+        # Keras keeps the epoch it restored as the start of every later fit of the model
+        self.model._initial_epoch = None
 
 
 def fit_paper_schedule(model, observations, targets=None, *, epochs: int, batch_size: int = 256, random_state: int = 0,
