@@ -128,3 +128,11 @@ def test_bad_width_and_config():
 def test_a_jet_of_length_zero_still_has_its_flame():
     """Whether a ship has a jet is the ``jet`` categorical, not a non-zero ``jetlen``."""
     assert pixels(one(2, jet=1, jetlen=0.0))[0] > pixels(one(2, jet=0))[0]
+
+
+@pytest.mark.parametrize("shine", [1e-9, 5e-8, 8e-8])
+def test_a_barely_carved_star_is_the_plain_diamond(shine):
+    """A shine too small to move the arc in float32 draws the plain diamond, not a blank."""
+    with np.errstate(all="raise"):
+        tiny = GT.observations_from_factors(one(1, shine=shine)[None])
+    np.testing.assert_array_equal(tiny, GT.observations_from_factors(one(1, shine=0.0)[None]))

@@ -65,8 +65,11 @@ def _star(du, dv, shine):
     diamond = a + b <= STAR_RADIUS
     # Circle through the corners (0, r), (r, 0) and the carved edge midpoint (m, m).
     m = STAR_RADIUS / 2 - STAR_MAX_CARVE * shine
-    carved = shine > 0
-    safe = np.where(carved, 4 * m - 2 * STAR_RADIUS, -1.0)
+    # Carved where the arc's denominator is non-zero in float32 (a shine below ~1e-7
+    # leaves m at R / 2: the plain diamond, the limit of a vanishing carve).
+    denominator = 4 * m - 2 * STAR_RADIUS
+    carved = denominator < 0
+    safe = np.where(carved, denominator, -1.0)
     c = ((2 * m * m - STAR_RADIUS**2) / safe)[:, None, None]
     rad2 = np.where(carved, 2 * (c[:, 0, 0] - m) ** 2, -1.0)[:, None, None]
     return diamond & ((a - c) ** 2 + (b - c) ** 2 > rad2)
