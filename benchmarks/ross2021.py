@@ -28,9 +28,16 @@ then COFHAE and the baselines; the smooth autoencoder's codes and MIMOSA's outpu
 model is kept there (``<dataset>-n<size>-e<epochs>-s<seed>.<model>.keras``) for
 inspection after the study.
 
+``--supersede REASON`` takes the records of the runs the other options name out of
+the tables (into ``ross2021_superseded.json``, which the page lists with the reason)
+and stops; the same command without it then trains those runs again. It moves records
+only: a restart's cached smooth autoencoder and MIMOSA output stay in ``--cache``.
+
     python -m benchmarks.ross2021                        # the whole study, resuming
     python -m benchmarks.ross2021 --datasets chopsticks/depth3_either --models
     python -m benchmarks.ross2021 --render               # only redraw the page
+    python -m benchmarks.ross2021 --datasets spaceshapes --mimosa-seeds --models AE --model-seeds 0 \
+        --supersede "trained before the weights were seeded"   # then the same without --supersede
 """
 from __future__ import annotations
 
@@ -50,7 +57,18 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std, mimosa_scores
+from benchmarks.study import (
+    NOTES_MARK,
+    RESULTS,
+    append_record,
+    kept_notes,
+    load_records,
+    machine,
+    mean_std,
+    mimosa_scores,
+    supersede,
+    superseded_path,
+)
 from hier_datasets.generation import split_seed
 from hier_datasets.hierarchy import Hierarchy
 from hier_models import AE, COFHAE, BetaTCVAE, FactorVAE, mimosa, paper_settings
@@ -602,7 +620,7 @@ def render(out: Path) -> None:
                   "default configuration reached, and that default trained once on the same restart's MIMOSA "
                   f"output with the same discriminator (`cofhae_ablation.json`, variant `{PAIRED_VARIANT}`; its "
                   "precision named where it differs). Minutes: training, as recorded.", "", *selections, ""]
-    lines += superseded_table(out.with_name(out.stem + "_superseded.json"))
+    lines += superseded_table(superseded_path(out))
     lines += ["## Every metric, per run", "", *other_metrics_table(records), "", NOTES_MARK]
     page.write_text("\n".join(lines) + (notes if notes else "\n"))
 
@@ -635,6 +653,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=RESULTS / "ross2021.json")
     parser.add_argument("--cache", default="runs/ross2021-cache", help="smooth-autoencoder codes and MIMOSA output")
     parser.add_argument("--render", action="store_true", help="only redraw the page from the records")
+    parser.add_argument("--supersede", metavar="REASON", default=None,
+                        help="move the records of the runs these options name to ross2021_superseded.json with "
+                             "REASON, redraw the page and stop; the same command without it trains them again")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     return parser
 
@@ -647,7 +668,17 @@ def main(argv=None) -> None:
     unknown = [d for d in args.datasets if d not in PAPER_DATASETS + REFERENCE_DATASETS]
     if unknown:
         parser.error(f"unknown datasets {unknown}; choose from {sorted(PAPER_DATASETS + REFERENCE_DATASETS)}")
-    if not args.render:
+    if args.supersede is not None and not args.supersede.strip():
+        parser.error("--supersede needs a reason: the page lists it beside each record it moves")
+    if args.supersede is not None:
+        study = Study(args)
+        named = {key(study.common(*unit)) for unit in plan(args)}
+        moved = supersede(args.out, lambda record: key(record) in named, args.supersede)
+        if not moved:
+            parser.error(f"no record in {args.out} matches the runs these options name; nothing superseded")
+        print(f"superseded {len(moved)} records:", ", ".join(f"{r['model']} {r['dataset']} seed {r['seed']}"
+                                                             for r in moved), flush=True)
+    elif not args.render:
         study = Study(args)
         units = plan(args)
         for i, (name, model, seed) in enumerate(units, start=1):

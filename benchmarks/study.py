@@ -17,7 +17,7 @@ from hierbench.files import write_atomic
 
 __all__ = [
     "NOTES_MARK", "RESULTS", "append_record", "kept_notes", "load_records", "machine", "mean_std", "mimosa_scores",
-    "run_missing", "write_records",
+    "run_missing", "supersede", "superseded_path", "write_records",
 ]
 
 #: the results folder: ``docs/results`` of the checkout
@@ -41,6 +41,29 @@ def write_records(path: Path, records: list[dict]) -> None:
 def append_record(path: Path, record: dict) -> None:
     """Add one record to the JSON list at ``path``, atomically."""
     write_records(path, load_records(path) + [record])
+
+
+def superseded_path(out: Path) -> Path:
+    """Where the records taken out of ``out`` go: ``<name>_superseded.json`` beside it."""
+    out = Path(out)
+    return out.with_name(out.stem + "_superseded.json")
+
+
+def supersede(out: Path, matches: Callable[[dict], bool], because: str) -> list[dict]:
+    """Move every record at ``out`` for which ``matches(record)`` holds to
+    :func:`superseded_path`, each with ``superseded_because=because``, and return them.
+
+    A study's next run then trains those units again (:func:`run_missing` finds them
+    missing). The superseded file is written first, so a stop between the two writes
+    leaves a record in both files, never in neither."""
+    if not because.strip():
+        raise ValueError("say why the records are superseded (because='...'): the page shows it beside them")
+    records = load_records(out)
+    moved = [{**r, "superseded_because": because} for r in records if matches(r)]
+    if moved:
+        write_records(superseded_path(out), load_records(superseded_path(out)) + moved)
+        write_records(out, [r for r in records if not matches(r)])
+    return moved
 
 
 def run_missing(out: Path, planned: Iterable[dict], key: Callable[[dict], tuple], run: Callable[[dict], dict],

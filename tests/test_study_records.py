@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from benchmarks.study import load_records, mean_std, run_missing
+from benchmarks.study import load_records, mean_std, run_missing, supersede, superseded_path
 
 
 def _key(record: dict) -> tuple:
@@ -50,3 +50,30 @@ def test_a_run_that_fails_keeps_the_finished_records_and_the_rerun_resumes(tmp_p
 def test_mean_std_uses_the_sample_standard_deviation():
     assert mean_std([1.0, 2.0, 3.0]) == "2.000 ± 1.000"
     assert mean_std([0.5]) == "0.500"
+
+
+def test_supersede_moves_the_matching_records_with_the_reason_and_keeps_the_rest(tmp_path):
+    out = tmp_path / "study.json"
+    out.write_text(json.dumps([{"dataset": d, "seed": s} for s in (0, 1) for d in ("a", "b")]))
+    old = superseded_path(out)
+    assert old == tmp_path / "study_superseded.json"
+    old.write_text(json.dumps([{"dataset": "c", "seed": 0, "superseded_because": "earlier"}]))
+    moved = supersede(out, lambda r: r["seed"] == 0, "unseeded weights")
+    assert moved == [{"dataset": "a", "seed": 0, "superseded_because": "unseeded weights"},
+                     {"dataset": "b", "seed": 0, "superseded_because": "unseeded weights"}]
+    assert load_records(out) == [{"dataset": "a", "seed": 1}, {"dataset": "b", "seed": 1}]
+    assert [r["dataset"] for r in load_records(old)] == ["c", "a", "b"]
+    # the study then finds those units missing and trains them again
+    ran = []
+    run_missing(out, _planned(), _key, lambda unit: ran.append(_key(unit)) or dict(unit), str)
+    assert ran == [("a", 0), ("b", 0)]
+
+
+def test_supersede_without_a_match_or_a_reason_writes_nothing(tmp_path):
+    out = tmp_path / "study.json"
+    out.write_text(json.dumps([{"dataset": "a", "seed": 0}]))
+    before = out.read_text()
+    assert supersede(out, lambda r: r["seed"] == 5, "no such run") == []
+    with pytest.raises(ValueError, match="say why"):
+        supersede(out, lambda r: True, "  ")
+    assert out.read_text() == before and not superseded_path(out).exists()

@@ -200,6 +200,36 @@ def test_ross2021_page_lists_superseded_records_with_the_reason(ross2021, tmp_pa
     assert rows[-2] == "| spaceshapes | MIMOSA | 0 | 0 | 0.908 | 0.961 | - | an unseeded autoencoder |"
 
 
+def test_ross2021_supersede_moves_the_named_runs_and_the_next_run_retrains_only_them(ross2021, tmp_path, monkeypatch,
+                                                                                      capsys):
+    out = tmp_path / "ross.json"
+    common = dict(dataset="chopsticks/depth2_inter", train_size=512, test_size=256, epochs=1, batch_size=256)
+    out.write_text(json.dumps([{**common, "model": m, "seed": s, "r4c": 0.5, "seconds": 60.0}
+                                for s in (0, 1) for m in ("AE", "BetaTCVAE")]))
+    argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--models", "AE", "--model-seeds", "0",
+            "--train-size", "512", "--test-size", "256", "--epochs", "1", "--out", str(out),
+            "--cache", str(tmp_path / "cache")]
+    monkeypatch.setattr(ross2021.Study, "run_model", _no_training)
+    with pytest.raises(SystemExit):
+        ross2021.main(argv + ["--supersede", " "])
+    assert "--supersede needs a reason" in capsys.readouterr().err
+    ross2021.main(argv + ["--supersede", "unseeded weights"])
+    assert "superseded 1 records: AE chopsticks/depth2_inter seed 0" in capsys.readouterr().out
+    assert [(r["model"], r["seed"]) for r in json.loads(out.read_text())] == [("BetaTCVAE", 0), ("AE", 1), ("BetaTCVAE", 1)]
+    page = out.with_suffix(".md").read_text()
+    assert "| chopsticks/depth2_inter | AE | 0 | - | - | - | 0.500 | unseeded weights |" in page
+    with pytest.raises(SystemExit):  # the same command again: nothing left to supersede
+        ross2021.main(argv + ["--supersede", "unseeded weights"])
+    assert "no record in" in capsys.readouterr().err
+
+    ran = []
+    monkeypatch.setattr(ross2021.Study, "run_model",
+                        lambda self, name, model, seed: ran.append((model, seed)) or {**self.common(name, model, seed),
+                                                                                      "r4c": 0.6, "seconds": 60.0})
+    ross2021.main(argv + ["--models", "AE", "BetaTCVAE", "--model-seeds", "0", "1"])
+    assert ran == [("AE", 0)]
+
+
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
     with pytest.raises(SystemExit):
         ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
