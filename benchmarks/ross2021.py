@@ -199,7 +199,7 @@ class Study:
         stopped run resumes there (removed once its record is made)."""
         options = self.discriminator_options()
         tag = "-".join(["x".join(map(str, options["discriminator_units"])), f"tc{options.get('tc_rows', 'all')}",
-                        options["discriminator_dtype"], "r" + "-".join(map(str, self.args.rungs))])
+                        options["discriminator_dtype"] or "float32", "r" + "-".join(map(str, self.args.rungs))])
         return Path(f"{self.stem(name, seed)}.{SELECTED}-{tag}.halving")
 
     def discriminator_options(self) -> dict:

@@ -230,6 +230,12 @@ def test_ross2021_supersede_moves_the_named_runs_and_the_next_run_retrains_only_
     assert ran == [("AE", 0)]
 
 
+def test_ross2021_names_a_float32_selections_checkpoint_folder(ross2021, tmp_path):
+    study = ross2021.Study.configured(cache=str(tmp_path), discriminator_dtype="float32", discriminator_units=256)
+    folder = study.halving_folder("spaceshapes", 2)
+    assert folder == tmp_path / "spaceshapes-n54000-e50-s2.COFHAE-SH-256x256x256-tcall-float32-r3-10-50.halving"
+
+
 def test_ross2021_rejects_an_unknown_dataset(ross2021, tmp_path, capsys):
     with pytest.raises(SystemExit):
         ross2021.main(["--datasets", "chopsticks/depth4_inter", "--out", str(tmp_path / "ross.json")])
