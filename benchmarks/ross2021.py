@@ -676,8 +676,8 @@ def main(argv=None) -> None:
         moved = supersede(args.out, lambda record: key(record) in named, args.supersede)
         if not moved:
             parser.error(f"no record in {args.out} matches the runs these options name; nothing superseded")
-        print(f"superseded {len(moved)} records:", ", ".join(f"{r['model']} {r['dataset']} seed {r['seed']}"
-                                                             for r in moved), flush=True)
+        runs = ", ".join(f"{r['model']} {r['dataset']} seed {r['seed']}" for r in moved)
+        print(f"superseded {len(moved)} record{'' if len(moved) == 1 else 's'}: {runs}", flush=True)
     elif not args.render:
         study = Study(args)
         units = plan(args)

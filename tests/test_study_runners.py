@@ -214,7 +214,7 @@ def test_ross2021_supersede_moves_the_named_runs_and_the_next_run_retrains_only_
         ross2021.main(argv + ["--supersede", " "])
     assert "--supersede needs a reason" in capsys.readouterr().err
     ross2021.main(argv + ["--supersede", "unseeded weights"])
-    assert "superseded 1 records: AE chopsticks/depth2_inter seed 0" in capsys.readouterr().out
+    assert "superseded 1 record: AE chopsticks/depth2_inter seed 0" in capsys.readouterr().out
     assert [(r["model"], r["seed"]) for r in json.loads(out.read_text())] == [("BetaTCVAE", 0), ("AE", 1), ("BetaTCVAE", 1)]
     page = out.with_suffix(".md").read_text()
     assert "| chopsticks/depth2_inter | AE | 0 | - | - | - | 0.500 | unseeded weights |" in page
