@@ -95,6 +95,11 @@ def markdown(records: list[dict]) -> str:
         "`python -m benchmarks.mimosa_cofhae [--train-size N --epochs E --merge]`; test sets of",
         "5,000 fresh examples of the same process; batch 256.",
         "",
+        "Superseded: these are early single runs (one seed, unseeded initial weights, COFHAE at its",
+        "default configuration). `ross2021.md` (`python -m benchmarks.ross2021`) repeats the",
+        "paper's protocol on the registered splits, with five seeded restarts and each COFHAE",
+        "selected from the 27-configuration grid; quote it, not this page.",
+        "",
         "| dataset | train | epochs | seed | MIMOSA purity | coverage | H-error | COFHAE R4c | R4 | AE R4c | R4 "
         "| beta-TCVAE R4c | R4 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
