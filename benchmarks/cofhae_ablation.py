@@ -41,7 +41,6 @@ import math
 from functools import partial
 from pathlib import Path
 
-import keras
 import numpy as np
 
 import hier_datasets
@@ -112,7 +111,6 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
     hierarchy, assignments, _ = study.cached_mimosa(name, seed)
     options, factorvae_adam = VARIANTS[variant]
     options = {"discriminator_dtype": study.discriminator_dtype, **options}
-    keras.utils.set_random_seed(seed)
     resume = ResumableFit(study.stem(name, seed).with_suffix(f".ablation-{variant}-e{epochs}.backup"))
     fit = train_cofhae(as_float(train_x), hierarchy, assignments, epochs=epochs, batch_size=study.args.batch_size,
                        random_state=seed, callbacks=study.progress(f"{variant} seed {seed}"), resume=resume,

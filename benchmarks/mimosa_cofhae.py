@@ -25,6 +25,7 @@ import json
 import time
 from pathlib import Path
 
+import keras
 import numpy as np
 
 import hier_datasets
@@ -39,6 +40,7 @@ DEPTH2 = [f"chopsticks/depth2_{v}" for v in ("slope", "inter", "both", "either")
 
 
 def train_baseline(cls, x, latent_dim, epochs, batch_size, seed, **options):
+    keras.utils.set_random_seed(seed)  # the initial weights (random_state seeds the rest)
     model = cls(x.shape[1:], latent_dim=latent_dim, random_state=seed, **options)
     fit_paper_schedule(model, x, epochs=epochs, batch_size=batch_size, random_state=seed)
     return model

@@ -22,7 +22,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import keras
 import numpy as np
 
 import hier_datasets
@@ -45,7 +44,6 @@ def run_point(study: Study, args, point: dict) -> dict:
     gt = hier_datasets.ground_truth(args.dataset)
     hierarchy, assignments, _ = study.cached_mimosa(args.dataset, args.seed)
     options = study.discriminator_options()
-    keras.utils.set_random_seed(args.seed)  # as successive halving seeds each configuration
     start = time.perf_counter()
     fit = train_cofhae(as_float(train_x), hierarchy, assignments, epochs=args.epochs, batch_size=256,
                        random_state=args.seed, callbacks=study.progress(grid_label(point)), **point, **options)

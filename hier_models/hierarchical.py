@@ -115,16 +115,20 @@ def train_cofhae(
     ``callbacks`` go to ``fit``; ``discriminator_optimizer`` to ``compile`` (None: the
     model's default, Adam at the main learning rate and schedule); ``scale`` maps integer images to [0, 1] (see
     :func:`input_scale`); ``strategy``: a ``tf.distribute`` strategy or None;
-    ``random_state`` (an integer seed or a numpy Generator) seeds the model and the
-    shuffling. With ``resume`` (a :class:`~hier_models.training.ResumableFit`) a
-    stopped call, made again with the same arguments, trains only the epochs left
-    (see :func:`fit_paper_schedule`); the run's history then covers every epoch."""
+    ``random_state`` (an integer seed or a numpy Generator) seeds the model's initial
+    weights, its sampling noise and the shuffling, so the same call trains the same
+    weights whatever ran before it (it calls ``keras.utils.set_random_seed``, which
+    also reseeds Python's, NumPy's and TensorFlow's global generators). With
+    ``resume`` (a :class:`~hier_models.training.ResumableFit`) a stopped call, made
+    again with the same arguments, trains only the epochs left (see
+    :func:`fit_paper_schedule`); the run's history then covers every epoch."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     input_scale(x, scale)
     targets = targets_from_assignments(hierarchy, assignments)
     if len(targets) != len(x):
         raise ValueError(f"assignments has {len(targets)} rows but observations has {len(x)}")
+    keras.utils.set_random_seed(seed)  # the initial weights and the global half of the shuffling's seed
     with in_scope(strategy):
         model = COFHAE(x.shape[1:], hierarchy, random_state=seed, **cofhae_options)
     history = fit_paper_schedule(model, x, targets, epochs=epochs, batch_size=batch_size, random_state=seed,
@@ -208,7 +212,8 @@ def grid_search(
     **train_options,
 ) -> tuple[HierarchicalRun, list[HierarchicalRun]]:
     """Train COFHAE at every point of ``grid`` (:func:`grid_points`), each with
-    ``train_options`` (as :func:`train_cofhae`); returns (:func:`select_run`'s
+    ``train_options`` (as :func:`train_cofhae`: each configuration starts from the
+    same seed, as in :func:`successive_halving`); returns (:func:`select_run`'s
     choice, all runs in grid order)."""
     points = _checked_grid(grid, train_options)
     callbacks = train_options.pop("callbacks", None)
@@ -436,7 +441,9 @@ def fit_hierarchical(
     observations need none. ``strategy`` (a ``tf.distribute`` strategy, or None)
     trains the autoencoder and every COFHAE run on its replicas, ``batch_size``
     rows per global batch. ``random_state`` (an integer seed or a numpy Generator)
-    seeds every model and the shuffling."""
+    seeds every model (initial weights and sampling noise) and the shuffling, so the
+    same call gives the same fit (``keras.utils.set_random_seed`` before the
+    autoencoder and before each COFHAE run)."""
     seed = check_seed(random_state)
     x = np.asarray(observations)
     if x.ndim < 2 or len(x) == 0:
@@ -453,6 +460,7 @@ def fit_hierarchical(
         raise ValueError("checkpoint resumes a successive-halving selection; pass grid and rungs too")
     ae_epochs = epochs if autoencoder_epochs is None else autoencoder_epochs
     arch = dict(architecture=architecture, hidden_units=hidden_units)
+    keras.utils.set_random_seed(seed)  # the autoencoder's initial weights
     with in_scope(strategy):
         ae = AE(x.shape[1:], latent_dim=initial_dim, activation="softplus", random_state=seed, **arch)
     fit_paper_schedule(ae, x, epochs=ae_epochs, batch_size=batch_size, random_state=seed, verbose=verbose,

@@ -247,7 +247,6 @@ def _selection_record(selection) -> dict:
 def _train_hierarchical(data, options, *, epochs, autoencoder_epochs, batch_size, seed, show_progress, grid, rungs,
                         checkpoint, scope, settings) -> TrainingRecord:
     fit_settings = _hierarchical_settings(data, options, seed)
-    keras.utils.set_random_seed(seed)
     start = time.perf_counter()
     autoencoder_epochs = autoencoder_epochs or AUTOENCODER_EPOCHS
     callback = FitProgress([], enabled=show_progress)  # one bar per stage, named by fit_hierarchical

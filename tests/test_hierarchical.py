@@ -70,6 +70,39 @@ def test_a_stopped_train_cofhae_resumes_to_the_unbroken_runs_weights(tmp_path):
     assert not (tmp_path / "backup").exists()
 
 
+def test_train_cofhae_trains_the_same_weights_whatever_ran_before():
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    factors, series = gt.sample(256, 0)
+
+    def weights(global_seed, random_state=3):
+        keras.utils.set_random_seed(global_seed)  # what an earlier model or draw would leave behind
+        keras.random.normal((5,))
+        run = train_cofhae(series, gt.hierarchy, gt.paths(factors), epochs=1, batch_size=64, hidden_units=(8,),
+                           discriminator_units=(8,), random_state=random_state)
+        return run.model.get_weights()
+
+    first = weights(0)
+    for a, b in zip(first, weights(99)):
+        np.testing.assert_array_equal(a, b)
+    assert not all(np.array_equal(a, b) for a, b in zip(first, weights(0, random_state=4))), "another seed, other weights"
+
+
+def test_fit_hierarchical_gives_the_same_fit_whatever_ran_before():
+    gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
+    _, series = gt.sample(2000, 0)
+
+    def fit(global_seed):
+        keras.utils.set_random_seed(global_seed)
+        return fit_hierarchical(series, initial_dim=3, epochs=1, autoencoder_epochs=3, hidden_units=(16,),
+                                cofhae_options={"discriminator_units": (8,)}, random_state=0)
+
+    first, again = fit(0), fit(99)
+    np.testing.assert_array_equal(first.initial_codes, again.initial_codes)
+    np.testing.assert_array_equal(first.assignments, again.assignments)
+    for a, b in zip(first.model.get_weights(), again.model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_train_cofhae_takes_a_discriminator_optimizer():
     """Default: Adam at the main schedule (1e-3 at the start); given: that optimiser."""
     gt = hier_datasets.ground_truth("chopsticks/depth2_inter")
