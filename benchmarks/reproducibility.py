@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.study import RESULTS
+from benchmarks.study import NOTES_MARK, RESULTS, kept_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "runs" / "reproducibility"
@@ -262,8 +262,8 @@ def page(results: dict, spread: dict, compared: dict) -> str:
               f"Seeds {seeds}, TensorFlow's defaults: mean ± standard deviation (min-max); H-error per seed. Two "
               "runs of one setting that differ by less than about two standard deviations differ by seed noise, "
               "not by a real effect.", "",
-              *_table(["metric", *models], rows)]
-    return "\n".join(lines) + "\n"
+              *_table(["metric", *models], rows), "", NOTES_MARK]
+    return "\n".join(lines) + kept_notes(RESULTS / "reproducibility.md")
 
 
 def main(argv=None) -> int:
