@@ -45,7 +45,7 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from benchmarks.ross2021 import Study, as_float
+from benchmarks.ross2021 import Study, as_float, dtype_label
 from benchmarks.ross2021_speed import seconds_per_step
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
 from hier_models import COFHAE
@@ -121,7 +121,7 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
     return {
         "dataset": name, "variant": variant, "seed": seed, "cofhae_epochs": epochs,
         "train_size": len(train_x), "smooth_ae_epochs": study.args.epochs,
-        "discriminator_dtype": options["discriminator_dtype"] or "float32",
+        "discriminator_dtype": dtype_label(options["discriminator_dtype"]),
         "assignment_probabilities": fit.model.assignment_probabilities,
         "discriminator_optimizer": "Adam(1e-4, 0.5, 0.9)" if factorvae_adam else "Adam(main schedule)",
         "registered_test": test_scores(gt, test_f, fit.model.encode(as_float(test_x)), hierarchy, seed),

@@ -199,7 +199,7 @@ class Study:
         stopped run resumes there (removed once its record is made)."""
         options = self.discriminator_options()
         tag = "-".join(["x".join(map(str, options["discriminator_units"])), f"tc{options.get('tc_rows', 'all')}",
-                        options["discriminator_dtype"] or "float32", "r" + "-".join(map(str, self.args.rungs))])
+                        dtype_label(options["discriminator_dtype"]), "r" + "-".join(map(str, self.args.rungs))])
         return Path(f"{self.stem(name, seed)}.{SELECTED}-{tag}.halving")
 
     def discriminator_options(self) -> dict:
@@ -364,6 +364,12 @@ def discriminator_dtype(choice: str) -> str | None:
     if tf.config.list_physical_devices("GPU"):
         return "mixed_bfloat16"
     return "mixed_bfloat16" if machine()["native_bfloat16"] else None
+
+
+def dtype_label(dtype: str | None) -> str:
+    """How records and checkpoint folders name a discriminator dtype policy (``None``,
+    Keras's default, is float32)."""
+    return dtype or "float32"
 
 
 def plan(args) -> list[tuple[str, str, int]]:

@@ -26,7 +26,7 @@ import numpy as np
 
 import hier_datasets
 from benchmarks.cofhae_ablation import test_scores
-from benchmarks.ross2021 import SELECTED, Study, as_float, assignments_id
+from benchmarks.ross2021 import SELECTED, Study, as_float, assignments_id, dtype_label
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine
 from hier_models.hierarchical import PAPER_GRID, grid_label, grid_points, train_cofhae
 from hier_models.selection import rule_ranking
@@ -52,7 +52,7 @@ def run_point(study: Study, args, point: dict) -> dict:
     return {"dataset": args.dataset, "seed": args.seed, "train_size": len(train_x), "configuration": grid_label(point),
             "point": point,
             "discriminator_units": options["discriminator_units"], "tc_rows": args.tc_rows,
-            "discriminator_dtype": options["discriminator_dtype"] or "float32", "epochs": args.epochs,
+            "discriminator_dtype": dtype_label(options["discriminator_dtype"]), "epochs": args.epochs,
             "reconstruction": fit.reconstruction, "assignment_loss": fit.assignment_loss,
             "r4c": scores["r4c"], "r4": scores["r4"], "mimosa_assignments": assignments_id(assignments), "seconds": seconds,
             "steps": math.ceil(len(train_x) / 256) * args.epochs, "machine": machine()}
