@@ -537,3 +537,19 @@ def test_selection_check_page_applies_the_whole_grids_third_while_the_grid_is_in
     first_row = next(line for line in page.splitlines() if line.startswith("| tau="))
     assert first_row.startswith(f"| {chosen} |") and first_row.endswith("| grid's choice |")
     assert "12 of 27 configurations" in page
+
+
+
+def test_selection_check_render_without_records_of_the_setting_names_what_is_recorded(tmp_path, capsys):
+    check = load_runner("selection_check")
+    point = check.grid_points(check.PAPER_GRID)[0]
+    out = tmp_path / "selection_check.json"
+    out.write_text(json.dumps([{"dataset": "chopsticks/depth2_both", "seed": 0, "train_size": 90_000,
+                                "discriminator_units": [256] * 3, "tc_rows": None, "configuration": check.grid_label(point),
+                                "point": point, "reconstruction": 1.0, "assignment_loss": 1e-5, "r4c": 0.9, "r4": 0.9,
+                                "seconds": 60.0}]))
+    with pytest.raises(SystemExit):  # the default width (1000) has no record: no empty page
+        check.main(["--dataset", "chopsticks/depth2_both", "--cache", str(tmp_path), "--out", str(out),
+                    "--study-out", str(tmp_path / "ross2021.json"), "--render"])
+    assert "its records are of: --dataset chopsticks/depth2_both --seed 0 --discriminator-units 256" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.md"))
