@@ -85,6 +85,7 @@ def breakdown(scene, factors, frames=1000) -> dict:
     CPU time of this process, not wall time: with ``LP_NUM_THREADS=0`` all the
     rendering runs in this thread, and CPU time is not inflated by other load.
     """
+    frames = min(frames, len(factors))
     colours = boxhead_scene.hue_to_rgb(factors[:frames, boxhead_scene._HUE_COLUMNS]).tolist()
     props = [scene.actors[name].GetProperty() for name in boxhead_scene.PAINTED]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hier_models.recipes import jsonable
 from hierbench.errors import CommandError
 
 __all__ = [
@@ -47,6 +46,8 @@ def write_atomic(path, data: bytes | str) -> None:
 
 
 def write_json(path, data) -> None:
+    from hier_models.recipes import jsonable  # loads Keras: here only, so that atomic writes stay light
+
     write_atomic(path, json.dumps(jsonable(data), indent=2, sort_keys=True) + "\n")
 
 

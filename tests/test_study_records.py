@@ -1,5 +1,7 @@
 """The records the benchmark studies keep: appended run by run, resumed by key."""
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -77,3 +79,11 @@ def test_supersede_without_a_match_or_a_reason_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="say why"):
         supersede(out, lambda r: True, "  ")
     assert out.read_text() == before and not superseded_path(out).exists()
+
+
+def test_the_study_module_and_the_boxhead_benchmark_import_without_tensorflow():
+    # Boxhead's scene refuses to render in a process that has imported TensorFlow, and
+    # boxhead_speed renders in its own process
+    code = "import sys, benchmarks.boxhead_speed; print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
