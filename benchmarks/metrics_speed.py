@@ -274,8 +274,8 @@ def main() -> None:
 
     gt = hier_datasets.ground_truth("spaceshapes")
     f = gt.sample_factors(n, rng).astype(np.float64)
-    # codes in the hierarchy's layout hold 0-based option indices, factors option + 1
-    codes = np.where(gt.hierarchy.is_categorical, np.maximum(f - 1, 0), f + 0.01 * rng.normal(size=f.shape))
+    # codes in the factors' layout and encoding (a categorical: option index + 1, 0 where inactive)
+    codes = np.where(gt.hierarchy.is_categorical, f, f + 0.01 * rng.normal(size=f.shape))
     ours, ours_s = timed(hm.r4c, f, codes,
                          factor_active=gt.active(f), code_hierarchy=gt.hierarchy,
                          categorical=gt.hierarchy)
