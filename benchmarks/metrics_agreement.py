@@ -534,10 +534,12 @@ NOTES = {
     "regressor (disentanglement_lib's own code assumes class labels)",
     ("dci_disentanglement", "discrete factors"): _LABELS,
     ("dci_disentanglement", "hierarchical"): "ties between interchangeable splits (codes that are 0 on the "
-    "same rows) are broken by each tree's random_state, seeded per factor here, global there",
+    "same rows) are broken by each tree's random_state: ours draws one per factor from the metric's seed; "
+    "there the classifier follows numpy's global random state and the regressor put in for continuous factors has "
+    "random_state=0",
     ("dci_completeness", "discrete factors"): _LABELS,
     ("dci_completeness", "duplicated code"): "which of the two identical codes a split uses is decided by the "
-    "trees' random_state",
+    "trees' random_state (ours: one per factor from the metric's seed; there: random_state=0)",
     ("dci_completeness", "hierarchical"): "as for disentanglement: tie-breaking between interchangeable codes",
     ("mig", "*"): "continuous factors discretised with disentanglement_lib's own 20-bin histogram before its call",
     ("mig", "discrete factors"): f"disentanglement_lib keeps every factor as labels; ours bins the {_REGRESSED} "
@@ -756,8 +758,9 @@ def write_markdown(report: dict) -> None:
         "  `purity_coverage(true, components)` with one component per predicted label.",
         "- disentanglement_lib (imported with `gin.tf` replaced by `gin`, the TensorFlow part unused):",
         "  DCI from `compute_importance_gbt` on the same train / test rows (its classifier for",
-        "  label factors, scikit-learn's `GradientBoostingRegressor` put in its place for continuous",
-        "  ones) and its `disentanglement` / `completeness`; MIG from `_compute_mig` with the",
+        "  label factors, on numpy's global random state; scikit-learn's",
+        "  `GradientBoostingRegressor(random_state=0)` put in its place for continuous ones) and its",
+        "  `disentanglement` / `completeness`; MIG from `_compute_mig` with the",
         "  `histogram_discretizer` (20 bins) of its `mig.gin`; SAP from `compute_score_matrix` per",
         "  factor (`continuous_factors` True for continuous factors); FactorVAE and beta-VAE from",
         "  `compute_factor_vae` / `compute_beta_vae_sklearn` with the `unsupervised_study_v1` settings,",
