@@ -163,10 +163,33 @@ class HierarchicalProcess:
         return np.column_stack([columns[name] for name in self.code_hierarchy.names])
 
 
+def orthogonal(a: np.ndarray) -> np.ndarray:
+    """The orthonormal columns of Gram-Schmidt on ``a``'s columns (a random rotation or
+    reflection when ``a`` is standard normal), in scalar and elementwise arithmetic:
+    ``np.linalg.qr``'s last bits depend on the CPU's BLAS kernels, and the authors'
+    numbers are tied to the exact inputs (their digests)."""
+    k = a.shape[1]
+    q = np.zeros_like(a)
+    for j in range(k):
+        v = a[:, j].copy()
+        for i in range(j):
+            v -= sum(float(x) * float(y) for x, y in zip(q[:, i], v)) * q[:, i]
+        q[:, j] = v / np.sqrt(sum(float(x) ** 2 for x in v))
+    return q
+
+
+def times(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``x @ m`` term by term in a fixed order, so its bits do not depend on BLAS."""
+    out = np.zeros(x.shape[:-1] + (m.shape[1],))
+    for i in range(m.shape[0]):
+        out += x[..., i, None] * m[i]
+    return out
+
+
 def _flat_processes() -> dict[str, FlatProcess]:
     k = 5
     uniform = (0,) * k
-    rotation = np.linalg.qr(np.random.default_rng(11).normal(size=(k, k)))[0]
+    rotation = orthogonal(np.random.default_rng(11).normal(size=(k, k)))
     perm = np.array([2, 0, 4, 1, 3])
     scale = np.array([2.0, -0.5, 3.0, 0.25, 10.0])
     discrete_levels = np.array(DISCRETE_LEVELS)
@@ -180,7 +203,7 @@ def _flat_processes() -> dict[str, FlatProcess]:
     }
     for sigma in NOISE_LEVELS:
         cases[f"noise {sigma:g}"] = FlatProcess(uniform, noisy(sigma))
-    cases["rotation"] = FlatProcess(uniform, lambda f, rng: (f - 0.5) @ rotation)
+    cases["rotation"] = FlatProcess(uniform, lambda f, rng: times(f - 0.5, rotation))
     cases["random codes"] = FlatProcess(uniform, lambda f, rng: rng.normal(size=f.shape))
     cases["discrete factors"] = FlatProcess(
         discrete_levels, lambda f, rng: f / (discrete_levels - 1) + 0.05 * rng.normal(size=f.shape)
@@ -248,14 +271,14 @@ def lsbd_cases() -> dict[str, dict]:
     """Grids of codes over SO(2) x SO(2), and two cylinders (3 objects x SO(2))."""
     rng = np.random.default_rng(200)
     e = _torus_embedding(GRID)
-    q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    q = orthogonal(rng.normal(size=(4, 4)))
     cases = {
         "identity": e,
         "permuted and scaled": e[..., [2, 0, 3, 1]] * np.array([2.0, -0.5, 3.0, 0.25]),
     }
     for sigma in NOISE_LEVELS:
         cases[f"noise {sigma:g}"] = e + sigma * rng.normal(size=e.shape)
-    cases["rotation"] = e @ q
+    cases["rotation"] = times(e, q)
     cases["random codes"] = rng.normal(size=e.shape)
     cases["constant columns"] = np.concatenate([e, np.ones(e.shape[:-1] + (1,)), np.zeros(e.shape[:-1] + (1,))], -1)
     cases["duplicated code"] = np.concatenate([e, e[..., :2]], axis=-1)

@@ -1,7 +1,12 @@
 """The comparison with the authors' implementations (benchmarks/metrics_agreement.py):
 our side must score every case it tabulates, with the committed numbers."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchmarks import metrics_agreement as ma
@@ -26,3 +31,19 @@ def test_tree_seeds_move_only_the_completeness_of_a_duplicated_code(monkeypatch)
     assert spread["disentanglement"] == pytest.approx([1.0, 1.0], abs=1e-4)  # each code explains one factor
     low, high = spread["completeness"]
     assert 0.85 < low < high < 0.95  # f0's importance split between its two copies, as the trees choose
+
+
+def test_the_rotation_cases_inputs_do_not_depend_on_the_blas_kernels():
+    # the authors' numbers are tied to the inputs' digests, so the inputs must be the
+    # same bits on every CPU; OpenBLAS's older kernels change np.linalg.qr's last bits
+    code = ("import numpy as np; from benchmarks import metrics_agreement as ma; "
+            "q = ma.orthogonal(np.random.default_rng(11).normal(size=(5, 5))); "
+            "print(ma.digest({'q': q, 'r': ma.times(np.eye(5) - 0.5, q), 'lsbd': ma.lsbd_cases()['rotation']['grid']}))")
+    digests = set()
+    for kernel in ("Haswell", "Prescott"):
+        env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "PYTHONPATH": str(Path(ma.__file__).parents[1])}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
+    q = ma.orthogonal(np.random.default_rng(11).normal(size=(5, 5)))
+    np.testing.assert_allclose(q.T @ q, np.eye(5), atol=1e-12)
