@@ -393,11 +393,10 @@ def _per_factor(values) -> list:
 def dci_tree_seed_range(a: dict) -> dict:
     """Our DCI disentanglement and completeness, each as [min, max] over ``TREE_SEEDS``
     seeds of the gradient-boosted trees alone (the train / test rows stay METRIC_SEED's)."""
-    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+    from hier_metrics.dci import BACKENDS
 
     def trees(seed):
-        return lambda categorical, _: (GradientBoostingClassifier if categorical else GradientBoostingRegressor)(
-            random_state=seed)
+        return lambda categorical, _: BACKENDS["sklearn"](categorical, seed)  # the default trees, this seed
 
     runs = [hm.dci(a["factors"], a["codes"], random_state=METRIC_SEED, estimator=trees(s)) for s in range(TREE_SEEDS)]
     return {key: [min(r[key] for r in runs), max(r[key] for r in runs)] for key in ("disentanglement", "completeness")}

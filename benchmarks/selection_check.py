@@ -123,13 +123,14 @@ def main(argv=None) -> None:
     study = Study.configured(
         cache=args.cache, train_size=args.train_size, epochs=args.epochs, quiet=args.quiet, rungs=[args.epochs],
         discriminator_units=args.discriminator_units, tc_rows=args.tc_rows, interventional_points=0)
-    if args.render and not any(same_setting(r, study, args) for r in load_records(args.out)):
+    records = load_records(args.out)
+    if args.render and not any(same_setting(r, study, args) for r in records):
         recorded = sorted({f"--dataset {r['dataset']} --seed {r['seed']} --discriminator-units "
-                           f"{r['discriminator_units'][0]}" for r in load_records(args.out)})
+                           f"{r['discriminator_units'][0]}" for r in records})
         parser.error(f"{args.out} has no record of this dataset, restart and setting, so there is no page to "
                      f"redraw; its records are of: {'; '.join(recorded) or 'nothing yet'}")
     if not args.render:
-        done = {r["configuration"] for r in load_records(args.out) if same_setting(r, study, args)}
+        done = {r["configuration"] for r in records if same_setting(r, study, args)}
         for point in grid_points(PAPER_GRID):
             if grid_label(point) in done:
                 continue

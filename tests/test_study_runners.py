@@ -539,7 +539,6 @@ def test_selection_check_page_applies_the_whole_grids_third_while_the_grid_is_in
     assert "12 of 27 configurations" in page
 
 
-
 def test_selection_check_render_without_records_of_the_setting_names_what_is_recorded(tmp_path, capsys):
     check = load_runner("selection_check")
     point = check.grid_points(check.PAPER_GRID)[0]
