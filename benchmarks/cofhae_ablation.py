@@ -23,7 +23,8 @@ bfloat16 (``float32-disc`` against ``paper`` on a machine with AVX512-BF16 or AM
 the fourth lever; on a CPU without native bfloat16 the study runs in float32.
 
 Every variant of one seed trains on the same smooth-autoencoder codes and MIMOSA
-output (the Ross & Doshi-Velez study's cache, ``ross2021.py``) and is scored on two
+output (the Ross & Doshi-Velez study's cache, ``ross2021.py``; the assignments'
+fingerprint in each record, ``mimosa_assignments``, as in that study's) and is scored on two
 test sets: the registered test split and 5,000 fresh series drawn as
 ``mimosa_cofhae.py`` drew them (``default_rng([seed, 1])``), so that the test split is
 a fourth factor. Each finished run is appended to ``docs/results/cofhae_ablation.json``
@@ -45,7 +46,7 @@ import numpy as np
 
 import hier_datasets
 import hier_metrics
-from benchmarks.ross2021 import Study, as_float, dtype_label
+from benchmarks.ross2021 import Study, as_float, assignments_id, dtype_label
 from benchmarks.ross2021_speed import seconds_per_step
 from benchmarks.study import NOTES_MARK, RESULTS, append_record, kept_notes, load_records, machine, mean_std
 from hier_models import COFHAE
@@ -127,6 +128,7 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
         "registered_test": test_scores(gt, test_f, fit.model.encode(as_float(test_x)), hierarchy, seed),
         "fresh_test": test_scores(gt, fresh_f, fit.model.encode(as_float(fresh_x)), hierarchy, seed),
         "discriminator_units": fit.model.get_config()["discriminator_units"], "tc_rows": fit.model.tc_rows,
+        "mimosa_assignments": assignments_id(assignments),
         "assignment_loss": fit.assignment_loss, "reconstruction": fit.reconstruction, "seconds": seconds,
         "steps": steps, "ms_per_step": 1000 * seconds / steps, "machine": machine(),
     }

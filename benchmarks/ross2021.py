@@ -482,7 +482,8 @@ def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
     lambda_tc of the configurations that reached the last rung, the last rung the
     default configuration reached, and the default configuration trained once on the same
     restart (``paired``: ``benchmarks.cofhae_ablation`` records, variant
-    :data:`PAIRED_VARIANT`, at the same precision where there is one), with a tally."""
+    :data:`PAIRED_VARIANT`, at the same precision where there is one; marked where its
+    record's MIMOSA fingerprint differs from the restart's), with a tally."""
     runs = [r for r in records if r["model"] == SELECTED]
     if not runs:
         return []
@@ -503,7 +504,10 @@ def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
         cell = "-"
         if default is not None:
             value = default["registered_test"]["r4c"]
-            cell = f"{value:.3f}" + ("" if default["discriminator_dtype"] == dtype else f" ({default['discriminator_dtype']})")
+            marks = [default["discriminator_dtype"]] if default["discriminator_dtype"] != dtype else []
+            if default.get("mimosa_assignments", r.get("mimosa_assignments")) != r.get("mimosa_assignments"):
+                marks.append("other MIMOSA assignments")
+            cell = f"{value:.3f}" + (f" ({'; '.join(marks)})" if marks else "")
             tally["level" if abs(r["r4c"] - value) <= LEVEL else "above" if r["r4c"] > value else "below"] += 1
         tally["chose the weakest"] += selection["chosen"]["lambda_tc"] == weakest
         tally["finalists all the weakest"] += set(finalists) == {weakest}
@@ -625,7 +629,8 @@ def render(out: Path) -> None:
                   "that reached the last rung (`selection.rungs` in the record), the last rung the authors' "
                   "default configuration reached, and that default trained once on the same restart's MIMOSA "
                   f"output with the same discriminator (`cofhae_ablation.json`, variant `{PAIRED_VARIANT}`; its "
-                  "precision named where it differs). Minutes: training, as recorded.", "", *selections, ""]
+                  "precision named where it differs, and marked where its record's fingerprint of the MIMOSA "
+                  "assignments differs from the restart's). Minutes: training, as recorded.", "", *selections, ""]
     lines += superseded_table(superseded_path(out))
     lines += ["## Every metric, per run", "", *other_metrics_table(records), "", NOTES_MARK]
     page.write_text("\n".join(lines) + (notes if notes else "\n"))

@@ -178,6 +178,12 @@ def test_ross2021_selection_table_shows_each_restarts_choice_and_its_paired_defa
                "discriminator_units": [256] * 3, "discriminator_dtype": d, "registered_test": {"r4c": v}}
               for s, d, v in [(0, "float32", 0.90), (1, "mixed_bfloat16", 0.93), (1, "float32", 0.92)]]
     rows = ross2021.selection_table(records, paired)
+    # a default trained on other MIMOSA assignments than its restart's is marked
+    fingerprinted = [{**r, "mimosa_assignments": "aaaa"} for r in records]
+    marked = ross2021.selection_table(fingerprinted, [{**p, "mimosa_assignments": "bbbb"} for p in paired])
+    assert "| 0.900 (float32; other MIMOSA assignments) |" in marked[2]
+    assert "| 0.920 (other MIMOSA assignments) |" in marked[3]
+    assert ross2021.selection_table(fingerprinted, [{**p, "mimosa_assignments": "aaaa"} for p in paired]) == rows
     assert rows[0].startswith("| dataset | restart | R4c | chosen (tau, lambda_assign, lambda_tc) |")
     assert "| default (1, 100, 10) R4c |" in rows[0]
     # restart 0 first; its default ran only in float32, so the precision is named
