@@ -505,7 +505,7 @@ def selection_table(records: list[dict], paired: list[dict]) -> list[str]:
         if default is not None:
             value = default["registered_test"]["r4c"]
             marks = [default["discriminator_dtype"]] if default["discriminator_dtype"] != dtype else []
-            if default.get("mimosa_assignments", r.get("mimosa_assignments")) != r.get("mimosa_assignments"):
+            if len({default.get("mimosa_assignments"), r.get("mimosa_assignments")} - {None}) > 1:  # both known, unequal
                 marks.append("other MIMOSA assignments")
             cell = f"{value:.3f}" + (f" ({'; '.join(marks)})" if marks else "")
             tally["level" if abs(r["r4c"] - value) <= LEVEL else "above" if r["r4c"] > value else "below"] += 1
