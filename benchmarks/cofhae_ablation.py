@@ -29,7 +29,8 @@ test sets: the registered test split and 5,000 fresh series drawn as
 ``mimosa_cofhae.py`` drew them (``default_rng([seed, 1])``), so that the test split is
 a fourth factor. Each finished run is appended to ``docs/results/cofhae_ablation.json``
 and a rerun skips the runs already there; a run stopped part-way resumes at the epoch
-it was on (its checkpoint in the cache, ``<stem>.ablation-<variant>-e<epochs>.backup/``).
+it was on (its checkpoint in the cache, ``<stem>.ablation-<variant>-e<epochs>.backup/``,
+kept through scoring).
 
     python -m benchmarks.cofhae_ablation                           # 3 seeds, 10 COFHAE epochs
     python -m benchmarks.cofhae_ablation --cofhae-epochs 50 --seeds 0 --variants paper before
@@ -112,14 +113,15 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
     hierarchy, assignments, _ = study.cached_mimosa(name, seed)
     options, factorvae_adam = VARIANTS[variant]
     options = {"discriminator_dtype": study.discriminator_dtype, **options}
-    resume = ResumableFit(study.stem(name, seed).with_suffix(f".ablation-{variant}-e{epochs}.backup"))
+    resume = ResumableFit(study.stem(name, seed).with_suffix(f".ablation-{variant}-e{epochs}.backup"),
+                          remove_when_done=False)  # kept through scoring
     fit = train_cofhae(as_float(train_x), hierarchy, assignments, epochs=epochs, batch_size=study.args.batch_size,
                        random_state=seed, callbacks=study.progress(f"{variant} seed {seed}"), resume=resume,
                        discriminator_optimizer=default_discriminator_optimizer() if factorvae_adam else None, **options)
     seconds = resume.seconds  # over every call it was resumed in
     steps = math.ceil(len(train_x) / study.args.batch_size) * epochs
     fresh_f, fresh_x = gt.sample(5_000, np.random.default_rng([seed, 1]))
-    return {
+    record = {
         "dataset": name, "variant": variant, "seed": seed, "cofhae_epochs": epochs,
         "train_size": len(train_x), "smooth_ae_epochs": study.args.epochs,
         "discriminator_dtype": dtype_label(options["discriminator_dtype"]),
@@ -132,6 +134,8 @@ def run(study: Study, name: str, variant: str, seed: int, epochs: int) -> dict:
         "assignment_loss": fit.assignment_loss, "reconstruction": fit.reconstruction, "seconds": seconds,
         "steps": steps, "ms_per_step": 1000 * seconds / steps, "machine": machine(),
     }
+    resume.discard()
+    return record
 
 
 def speed_table(path: Path) -> list[str]:

@@ -15,7 +15,7 @@ hierarchy has dimensions. Every metric is scored on the test split, so the recor
 also serve Fig. 5 (the metrics side by side, H+A+Z the reference). One record per run
 in ``docs/results/cofhae_components.json``, appended as it finishes; a rerun skips
 those there, and a run stopped part-way resumes at the epoch it was on (its checkpoint
-beside the kept model, ``<model>.keras.backup/``).
+beside the kept model, ``<model>.keras.backup/``, kept through scoring).
 
     python -m benchmarks.cofhae_components --discriminator-units 256     # depth-2 both, restarts 0-4
     python -m benchmarks.cofhae_components --datasets chopsticks/depth2_either --discriminator-units 256
@@ -57,7 +57,7 @@ def run_variant(study: Study, dataset: str, seed: int, variant: str) -> dict:
     ablation = VARIANTS[variant]
     keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
     path = study.model_path(dataset, "components-" + re.sub(r"[^A-Za-z0-9]+", "_", variant).strip("_"), seed)
-    resume = ResumableFit(f"{path}.backup")
+    resume = ResumableFit(f"{path}.backup", remove_when_done=False)  # kept through scoring
     options, targets = {}, None
     if ablation is None:
         cls, flat_options = FLAT[variant]
@@ -69,11 +69,13 @@ def run_variant(study: Study, dataset: str, seed: int, variant: str) -> dict:
     fit_paper_schedule(net, x, targets, epochs=study.args.epochs, batch_size=256, random_state=seed,
                        callbacks=study.progress(variant), resume=resume)
     save_keras(net, path)
-    return {"dataset": dataset, "variant": variant, "ablation": ablation, "seed": seed, "train_size": len(x),
-            "epochs": study.args.epochs,
-            "discriminator_units": options.get("discriminator_units"),
-            **study.test_scores(dataset, net, None if ablation is None else gt.hierarchy, seed),
-            "seconds": resume.seconds, "machine": machine()}  # over every call it was resumed in
+    record = {"dataset": dataset, "variant": variant, "ablation": ablation, "seed": seed, "train_size": len(x),
+              "epochs": study.args.epochs,
+              "discriminator_units": options.get("discriminator_units"),
+              **study.test_scores(dataset, net, None if ablation is None else gt.hierarchy, seed),
+              "seconds": resume.seconds, "machine": machine()}  # over every call it was resumed in
+    resume.discard()
+    return record
 
 
 # --------------------------------------------------------------------- page

@@ -21,7 +21,9 @@ as it finishes a rung (``<stem>.COFHAE-SH-<setting>.halving/`` in the cache), so
 resumes at the configuration it was on, and the smooth autoencoder and the baselines
 save their state at each epoch's end (``<stem>.autoencoder.backup/``,
 ``<stem>.<model>.keras.backup/``), so they resume at the epoch they were on, to the
-same weights as an unbroken run (:class:`hier_models.training.ResumableFit`); a run's
+same weights as an unbroken run (:class:`hier_models.training.ResumableFit`); a
+baseline keeps its backup through scoring, so a run stopped there is scored again
+without training again; a run's
 ``seconds`` add up every chunk. MIMOSA runs come first (all datasets and restarts),
 then COFHAE and the baselines; the smooth autoencoder's codes and MIMOSA's output are cached under
 ``--cache`` so that COFHAE reuses the restart of the same seed, and every trained
@@ -273,7 +275,7 @@ class Study:
         (_, train_x), _ = self.data(name)
         train_x = as_float(train_x)
         gt = hier_datasets.ground_truth(name)
-        extra, hierarchy = {}, None
+        extra, hierarchy, resume = {}, None, None
         kept = model + "".join(f"-{k}{v:g}" for k, v in (penalty or {}).items())
         keras.utils.set_random_seed(seed)  # the weights' initialisation (random_state seeds the rest)
         if model == SELECTED:
@@ -316,15 +318,18 @@ class Study:
                 options = {**options, "discriminator_dtype": self.discriminator_dtype}
                 extra["discriminator_dtype"] = self.discriminator_dtype
             net = cls(train_x.shape[1:], latent_dim=gt.hierarchy.num_dims, random_state=seed, **options)
-            resume = ResumableFit(Path(f"{self.model_path(name, kept, seed)}.backup"))
+            resume = ResumableFit(Path(f"{self.model_path(name, kept, seed)}.backup"), remove_when_done=False)
             fit_paper_schedule(net, train_x, epochs=self.args.epochs, batch_size=self.args.batch_size, random_state=seed,
                                callbacks=self.progress(model), resume=resume)
             trained = resume.seconds  # over every chunk it was resumed in
         save_keras(net, self.model_path(name, kept, seed))
         record = {**self.common(name, model, seed), **self.test_scores(name, net, hierarchy, seed), **extra,
                   "seconds": trained}
-        if model == SELECTED:  # kept through scoring: a run stopped there resumes without training
+        # kept through scoring: a run stopped there resumes without training
+        if model == SELECTED:
             shutil.rmtree(checkpoint)
+        elif resume is not None:
+            resume.discard()
         return record
 
     def test_scores(self, name: str, net, hierarchy: Hierarchy | None, seed: int) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -114,7 +115,8 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     learning-rate schedule and per-step draws continue) and the epoch are saved in
     ``folder``; a later fit with a callback on the same folder starts there, and the
     folder is removed when a fit finishes (unless ``remove_when_done`` is False: then
-    the caller removes it once it has kept what the fit made). It also keeps what Keras's ``History`` of one
+    the caller keeps it until it has kept what the fit made, e.g. through scoring, and
+    calls :meth:`discard`; a fit called again on a finished folder trains no epoch). It also keeps what Keras's ``History`` of one
     fit cannot, over every fit it resumed: the seconds trained (:attr:`seconds`) and
     each epoch's logs (:attr:`history`). :func:`fit_paper_schedule` ties the folder
     to its fit (:meth:`claim`), so a folder saved by another fit is refused, not resumed.
@@ -169,6 +171,10 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
         partial = Path(f"{self._training_metadata_path}.partial")
         partial.write_text(json.dumps(state))
         os.replace(partial, self._training_metadata_path)
+
+    def discard(self) -> None:
+        """Remove the folder (once what the fit made is kept elsewhere)."""
+        shutil.rmtree(self.backup_dir, ignore_errors=True)
 
     def on_train_end(self, logs=None):
         self.seconds = self._elapsed()

@@ -137,6 +137,33 @@ def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stop
     assert not list(cache.glob("*.backup")), "a finished run leaves no backup behind"
 
 
+def test_ross2021_a_baseline_stopped_while_scoring_is_scored_again_without_training(ross2021, tmp_path, monkeypatch):
+    cache, out = tmp_path / "cache", tmp_path / "ross.json"
+    argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--model-seeds", "0", "--models", "AE",
+            "--train-size", "512", "--test-size", "256", "--epochs", "2", "--interventional-points", "100",
+            "--out", str(out), "--cache", str(cache), "--quiet"]
+    scores = ross2021.Study.test_scores
+
+    def stopped(self, *args, **kwargs):
+        raise KeyboardInterrupt("scoring")
+
+    monkeypatch.setattr(ross2021.Study, "test_scores", stopped)
+    with pytest.raises(KeyboardInterrupt, match="scoring"):
+        ross2021.main(argv)
+    backup = cache / "chopsticks-depth2_inter-n512-e2-s0.AE.keras.backup"
+    saved = json.loads((backup / "training_metadata.json").read_text())
+    assert saved["epoch"] == 2 and not out.exists()  # trained in full, no record yet
+    trained = []
+    monkeypatch.setattr(ross2021.Study, "test_scores", scores)
+    monkeypatch.setattr(ross2021.Study, "progress", lambda self, name: [
+        keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: trained.append(epoch))])
+    ross2021.main(argv)
+    (record,) = json.loads(out.read_text())
+    assert trained == [] and record["model"] == "AE"
+    assert record["seconds"] == pytest.approx(saved["seconds"], abs=1.0)  # the first call's training, not a new one
+    assert not backup.exists(), "the backup goes once the record is written"
+
+
 def test_ross2021_shows_the_straight_through_column_once_it_has_a_run(ross2021):
     base = dict(dataset="spaceshapes", train_size=54000, epochs=50, seed=0)
     records = [{**base, "model": "COFHAE", "r4c": 0.441, "r4": 0.489}]
