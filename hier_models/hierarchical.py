@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import shutil
 import time
 from typing import Mapping, Sequence
 
@@ -386,7 +385,7 @@ def successive_halving(
                 seconds.append(backup.seconds if backup else time.perf_counter() - started)
                 if store is not None:
                     store.save(end, i, models[i], _run_record(run, seconds[-1]), previous=done)
-                    shutil.rmtree(backup.backup_dir)
+                    backup.discard()
             else:
                 run = HierarchicalRun(model=None, **{k: v for k, v in saved.items() if k != "seconds"})
                 seconds.append(saved["seconds"])

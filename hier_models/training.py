@@ -116,9 +116,10 @@ class ResumableFit(keras.callbacks.BackupAndRestore):
     ``folder``; a later fit with a callback on the same folder starts there, and the
     folder is removed when a fit finishes (unless ``remove_when_done`` is False: then
     the caller keeps it until it has kept what the fit made, e.g. through scoring, and
-    calls :meth:`discard`; a fit called again on a finished folder trains no epoch). It also keeps what Keras's ``History`` of one
-    fit cannot, over every fit it resumed: the seconds trained (:attr:`seconds`) and
-    each epoch's logs (:attr:`history`). :func:`fit_paper_schedule` ties the folder
+    calls :meth:`discard`; a fit called again on a finished folder trains no epoch).
+    It also keeps what Keras's ``History`` of one fit cannot, over every fit it
+    resumed: the seconds trained (:attr:`seconds`) and each epoch's logs
+    (:attr:`history`). :func:`fit_paper_schedule` ties the folder
     to its fit (:meth:`claim`), so a folder saved by another fit is refused, not resumed.
     """
 
