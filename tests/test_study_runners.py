@@ -478,6 +478,21 @@ def test_baseline_penalties_records_the_penalty_shows_cofhae_and_resumes(tmp_pat
     penalties.main(argv)
     assert out.read_text() == before
 
+    # at the study's own gamma the study's run is taken, not trained again; one trained here comes first
+    study_run = {"dataset": "chopsticks/depth2_both", "model": "FactorVAE", "seed": 0, "train_size": 512, "epochs": 1,
+                 "r4c": 0.61, "r4": 0.6}
+    study_out.write_text(json.dumps([study_run]))
+    factor_vae = [*argv[:2], "--models", "FactorVAE", "--values", "10", *argv[argv.index("--seeds"):]]
+    penalties.main(factor_vae)
+    assert out.read_text() == before
+    assert "| chopsticks/depth2_both | FactorVAE | gamma 10 (1 from the Ross study) | 0.610 (1) |" in \
+        out.with_suffix(".md").read_text()
+    own = {**study_run, "gamma": 10.0, "r4c": 0.7}
+    assert penalties.with_study_runs([own], [study_run]) == [own]
+    assert penalties.with_study_runs([own], [{**study_run, "seed": 1}]) == [
+        own, {**study_run, "seed": 1, "gamma": 10.0, "from_study": True}]
+    assert penalties.with_study_runs([own], [{**study_run, "dataset": "chopsticks/depth2_either"}]) == [own]
+
 
 def test_cofhae_components_trains_each_variant_once_renders_and_resumes(tmp_path, monkeypatch):
     components = load_runner("cofhae_components")
