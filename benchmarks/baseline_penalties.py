@@ -34,10 +34,16 @@ DATASETS = ["chopsticks/depth2_either", "chopsticks/depth2_both"]
 NEAR_OPTIMAL = 0.95
 
 
+def penalty(record: dict) -> dict:
+    """A planned unit's or record's penalty, e.g. ``{"beta": 2.0}``."""
+    name = PENALTIES[record["model"]][0]
+    return {name: record[name]}
+
+
 def run_key(record: dict) -> tuple:
     """What makes a run here, read alike from a planned unit and a record."""
-    name = PENALTIES[record["model"]][0]
-    return record["dataset"], record["model"], record["seed"], record["train_size"], record["epochs"], record[name]
+    return (record["dataset"], record["model"], record["seed"], record["train_size"], record["epochs"],
+            *penalty(record).values())
 
 
 def from_study(study_records: list[dict]) -> list[dict]:
@@ -176,11 +182,6 @@ def main(argv=None) -> None:
                     "epochs": args.epochs, PENALTIES[model][0]: value}
                    for seed in args.seeds for dataset in args.datasets for model in args.models  # restart by restart
                    for value in args.values or PENALTIES[model][1])
-
-        def penalty(r: dict) -> dict:
-            """A planned unit's or record's penalty, e.g. ``{"beta": 2.0}``."""
-            name = PENALTIES[r["model"]][0]
-            return {name: r[name]}
 
         in_study = {run_key(r) for r in from_study(load_records(args.study_out))}
         run_missing(args.out, (unit for unit in planned if run_key(unit) not in in_study), run_key,
