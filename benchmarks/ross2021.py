@@ -38,6 +38,7 @@ only: a restart's cached smooth autoencoder and MIMOSA output stay in ``--cache`
     python -m benchmarks.ross2021                        # the whole study, resuming
     python -m benchmarks.ross2021 --datasets chopsticks/depth3_either --models
     python -m benchmarks.ross2021 --render               # only redraw the page
+    python -m benchmarks.ross2021 --models FactorVAE --model-seeds 0 1 2 3 4 --mimosa-seeds --pending
     python -m benchmarks.ross2021 --datasets spaceshapes --mimosa-seeds --models AE --model-seeds 0 \
         --supersede "trained before the weights were seeded"   # then the same without --supersede
 """
@@ -385,6 +386,54 @@ def plan(args) -> list[tuple[str, str, int]]:
     return units
 
 
+def missing(args, study: Study) -> list[tuple[str, str, int]]:
+    """The runs of :func:`plan` that ``--out`` does not hold yet, in the order they run."""
+    held = {key(r) for r in load_records(args.out)}
+    return [unit for unit in plan(args) if key(study.common(*unit)) not in held]
+
+
+#: the fields of a record that add up to its cost: training (every chunk), scoring, and a
+#: MIMOSA restart's smooth autoencoder and MIMOSA itself
+COST_FIELDS = ("seconds", "seconds_scoring", "seconds_autoencoder", "seconds_mimosa")
+
+
+def pending_report(args, study: Study) -> list[str]:
+    """``--pending``: each run still to do, with the median minutes of the recorded runs of
+    the same model, dataset, sizes and selection setting (other restarts; the machines that
+    recorded them may differ), a COFHAE run's also with its restart's smooth autoencoder and
+    MIMOSA where ``--cache`` lacks them, and the total."""
+    records = load_records(args.out)
+    todo = missing(args, study)
+    if not todo:
+        return [f"nothing pending: {args.out} holds all {len(plan(args))} runs these options name"]
+
+    def minutes(name: str, model: str, seed: int) -> list[float]:
+        alike = key(study.common(name, model, seed))
+        trained = "seconds_autoencoder" if model == "MIMOSA" else "seconds"  # absent where read from the cache
+        return [sum(r.get(f, 0.0) for f in COST_FIELDS) / 60 for r in records
+                if key(r)[:2] + key(r)[3:] == alike[:2] + alike[3:] and trained in r]
+
+    lines = [f"{len(todo)} of the {len(plan(args))} runs these options name are not in {args.out}; minutes: the "
+             "median of the recorded restarts of the same run (any machine)"]
+    total, unknown = 0.0, 0
+    for name, model, seed in todo:
+        costs, also = minutes(name, model, seed), ""
+        if (model not in BASELINES and model != "MIMOSA" and (name, "MIMOSA", seed) not in todo
+                and not study.stem(name, seed).with_suffix(".mimosa.npz").exists()):
+            mimosa_costs = minutes(name, "MIMOSA", seed)
+            costs = [c + float(np.median(mimosa_costs)) for c in costs] if mimosa_costs else []
+            also = ", with its smooth autoencoder and MIMOSA, not in --cache"
+        if costs:
+            total += float(np.median(costs))
+            estimate = f"~{np.median(costs):.0f} min ({len(costs)} recorded{also})"
+        else:
+            unknown += 1
+            estimate = "no recorded restart to estimate from"
+        lines.append(f"  {model} {name} seed {seed}: {estimate}")
+    lines.append(f"total ~{total / 60:.1f} h" + (f", plus {unknown} runs without an estimate" if unknown else ""))
+    return lines
+
+
 # ------------------------------------------------------------------- report
 def table1(records: list[dict]) -> list[str]:
     lines = [
@@ -672,6 +721,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--supersede", metavar="REASON", default=None,
                         help="move the records of the runs these options name to ross2021_superseded.json with "
                              "REASON, redraw the page and stop; the same command without it trains them again")
+    parser.add_argument("--pending", action="store_true",
+                        help="list the runs these options name that --out does not hold yet, with the minutes "
+                             "their recorded restarts took, and stop")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress bars")
     return parser
 
@@ -694,15 +746,15 @@ def main(argv=None) -> None:
             parser.error(f"no record in {args.out} matches the runs these options name; nothing superseded")
         runs = ", ".join(f"{r['model']} {r['dataset']} seed {r['seed']}" for r in moved)
         print(f"superseded {len(moved)} record{'' if len(moved) == 1 else 's'}: {runs}", flush=True)
+    elif args.pending:
+        print("\n".join(pending_report(args, Study(args))), flush=True)
+        return
     elif not args.render:
         study = Study(args)
-        units = plan(args)
-        for i, (name, model, seed) in enumerate(units, start=1):
-            probe = study.common(name, model, seed)
-            if key(probe) in {key(r) for r in load_records(args.out)}:
-                continue
+        todo = missing(args, study)
+        for i, (name, model, seed) in enumerate(todo, start=1):
             start = time.perf_counter()
-            print(f"[{i}/{len(units)}] {model} {name} seed {seed}", flush=True)
+            print(f"[{i}/{len(todo)}] {model} {name} seed {seed}", flush=True)
             record = study.run_mimosa(name, seed) if model == "MIMOSA" else study.run_model(name, model, seed)
             append_record(args.out, record)
             render(args.out)

@@ -11,6 +11,7 @@ import keras
 import numpy as np
 import pytest
 
+from benchmarks.study import write_records
 from hier_models.hierarchical import grid_points
 from stopping import StopAtEpoch
 
@@ -111,6 +112,42 @@ def test_ross2021_appends_a_record_renders_the_page_and_resumes(ross2021, tmp_pa
     before = out.read_text()
     ross2021.main(argv)
     assert out.read_text() == before
+
+
+def test_ross2021_pending_lists_the_missing_runs_with_their_recorded_minutes_and_trains_nothing(
+        ross2021, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "ross.json"
+    run = dict(dataset="chopsticks/depth2_inter", train_size=512, epochs=1)
+    write_records(out, [
+        {**run, "model": "AE", "seed": 0, "seconds": 600.0, "seconds_scoring": 60.0},
+        {**run, "model": "AE", "seed": 1, "seconds": 1200.0, "seconds_scoring": 60.0},
+        {**run, "model": "AE", "seed": 9, "seconds": 60.0, "train_size": 1024},  # other sizes: not alike
+        {**run, "model": "MIMOSA", "seed": 0, "seconds_autoencoder": 3000.0, "seconds_mimosa": 60.0},
+        {**run, "model": "MIMOSA", "seed": 1, "seconds_mimosa": 6.0},  # its codes came from the cache
+        {**run, "model": "COFHAE", "seed": 0, "seconds": 540.0, "seconds_scoring": 60.0}])
+    before = out.read_text()
+    monkeypatch.setattr(ross2021.Study, "run_model", _no_training)
+    monkeypatch.setattr(ross2021.Study, "run_mimosa", _no_training)
+    argv = ["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "--model-seeds", "0", "1", "2",
+            "--models", "AE", "COFHAE", "FactorVAE", "--train-size", "512", "--epochs", "1", "--out", str(out),
+            "--cache", str(tmp_path / "cache"), "--pending"]
+    ross2021.main(argv)
+    cofhae = "~61 min (1 recorded, with its smooth autoencoder and MIMOSA, not in --cache)"  # 10 + 51
+    assert capsys.readouterr().out.splitlines() == [
+        f"6 of the 9 runs these options name are not in {out}; minutes: the median of the recorded restarts of "
+        "the same run (any machine)",
+        "  FactorVAE chopsticks/depth2_inter seed 0: no recorded restart to estimate from",
+        f"  COFHAE chopsticks/depth2_inter seed 1: {cofhae}",
+        "  FactorVAE chopsticks/depth2_inter seed 1: no recorded restart to estimate from",
+        "  AE chopsticks/depth2_inter seed 2: ~16 min (2 recorded)",
+        f"  COFHAE chopsticks/depth2_inter seed 2: {cofhae}",
+        "  FactorVAE chopsticks/depth2_inter seed 2: no recorded restart to estimate from",
+        "total ~2.3 h, plus 3 runs without an estimate"]
+    assert out.read_text() == before and not out.with_suffix(".md").exists()
+    ross2021.main(["--datasets", "chopsticks/depth2_inter", "--mimosa-seeds", "0", "--model-seeds", "0", "1",
+                   "--models", "AE", "--train-size", "512", "--epochs", "1", "--out", str(out), "--cache",
+                   str(tmp_path / "cache"), "--pending"])
+    assert capsys.readouterr().out.startswith("nothing pending: ")
 
 
 def test_ross2021_smooth_autoencoder_and_baselines_resume_at_the_epoch_they_stopped(ross2021, tmp_path, monkeypatch):
