@@ -237,10 +237,14 @@ class Study:
         np.save(codes_file, codes)
         return codes, {"seconds_autoencoder": resume.seconds}
 
+    def mimosa_file(self, name: str, seed: int) -> Path:
+        """Where restart ``seed``'s MIMOSA hierarchy and assignments are cached."""
+        return self.stem(name, seed).with_suffix(".mimosa.npz")
+
     def cached_mimosa(self, name: str, seed: int) -> tuple[Hierarchy, np.ndarray, dict]:
         """MIMOSA's hierarchy and assignments on the smooth autoencoder's codes of restart
         ``seed`` (computed once, then read from the cache) and the times it took."""
-        mimosa_file = self.stem(name, seed).with_suffix(".mimosa.npz")
+        mimosa_file = self.mimosa_file(name, seed)
         codes, times = self.cached_codes(name, seed)
         if mimosa_file.exists():
             saved = np.load(mimosa_file)
@@ -386,10 +390,10 @@ def plan(args) -> list[tuple[str, str, int]]:
     return units
 
 
-def missing(args, study: Study) -> list[tuple[str, str, int]]:
-    """The runs of :func:`plan` that ``--out`` does not hold yet, in the order they run."""
-    held = {key(r) for r in load_records(args.out)}
-    return [unit for unit in plan(args) if key(study.common(*unit)) not in held]
+def missing(study: Study, units: list[tuple[str, str, int]], records: list[dict]) -> list[tuple[str, str, int]]:
+    """The ``units`` (:func:`plan`'s) that no record holds yet, in the order they run."""
+    held = {key(r) for r in records}
+    return [unit for unit in units if key(study.common(*unit)) not in held]
 
 
 #: the fields of a record that add up to its cost: training (every chunk), scoring, and a
@@ -402,10 +406,10 @@ def pending_report(args, study: Study) -> list[str]:
     the same model, dataset, sizes and selection setting (other restarts; the machines that
     recorded them may differ), a COFHAE run's also with its restart's smooth autoencoder and
     MIMOSA where ``--cache`` lacks them, and the total."""
-    records = load_records(args.out)
-    todo = missing(args, study)
+    records, units = load_records(args.out), plan(args)
+    todo = missing(study, units, records)
     if not todo:
-        return [f"nothing pending: {args.out} holds all {len(plan(args))} runs these options name"]
+        return [f"nothing pending: {args.out} holds all {len(units)} runs these options name"]
 
     def minutes(name: str, model: str, seed: int) -> list[float]:
         alike = key(study.common(name, model, seed))
@@ -413,13 +417,13 @@ def pending_report(args, study: Study) -> list[str]:
         return [sum(r.get(f, 0.0) for f in COST_FIELDS) / 60 for r in records
                 if key(r)[:2] + key(r)[3:] == alike[:2] + alike[3:] and trained in r]
 
-    lines = [f"{len(todo)} of the {len(plan(args))} runs these options name are not in {args.out}; minutes: the "
+    lines = [f"{len(todo)} of the {len(units)} runs these options name are not in {args.out}; minutes: the "
              "median of the recorded restarts of the same run (any machine)"]
     total, unknown = 0.0, 0
     for name, model, seed in todo:
         costs, also = minutes(name, model, seed), ""
         if (model not in BASELINES and model != "MIMOSA" and (name, "MIMOSA", seed) not in todo
-                and not study.stem(name, seed).with_suffix(".mimosa.npz").exists()):
+                and not study.mimosa_file(name, seed).exists()):
             mimosa_costs = minutes(name, "MIMOSA", seed)
             costs = [c + float(np.median(mimosa_costs)) for c in costs] if mimosa_costs else []
             also = ", with its smooth autoencoder and MIMOSA, not in --cache"
@@ -751,7 +755,7 @@ def main(argv=None) -> None:
         return
     elif not args.render:
         study = Study(args)
-        todo = missing(args, study)
+        todo = missing(study, plan(args), load_records(args.out))
         for i, (name, model, seed) in enumerate(todo, start=1):
             start = time.perf_counter()
             print(f"[{i}/{len(todo)}] {model} {name} seed {seed}", flush=True)
